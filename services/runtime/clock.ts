@@ -1,0 +1,58 @@
+/**
+ * Time for every piece of logic that schedules: politeness gaps, revisit sweeps, request timeouts,
+ * and the simulated web's page changes. Processors read time from their context, never from
+ * Date.now(), so tests and benchmarks can run days of crawl time in seconds.
+ */
+export interface Clock {
+  /** Milliseconds since the Unix epoch, in this clock's time. */
+  now(): number;
+  /** Resolves after `ms` of this clock's time has passed. */
+  sleep(ms: number): Promise<void>;
+}
+
+/** Wall-clock time. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms))),
+};
+
+/**
+ * A clock that runs `speed` times faster than wall time from `startMs`; speed 86400 runs a day per
+ * second. Sleeping is scaled the same way, so real I/O and simulated time stay consistent.
+ */
+export class ScaledClock implements Clock {
+  private readonly wallStart = Date.now();
+  constructor(
+    readonly startMs: number,
+    readonly speed: number,
+  ) {
+    if (!(speed > 0)) throw new RangeError(`clock speed must be > 0, got ${speed}`);
+  }
+  now(): number {
+    return this.startMs + (Date.now() - this.wallStart) * this.speed;
+  }
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms / this.speed)));
+  }
+}
+
+/** A clock that only moves when told to; for unit tests of time-dependent logic. */
+export class ManualClock implements Clock {
+  private waiters: { at: number; resolve: () => void }[] = [];
+  constructor(private current = 0) {}
+  now(): number {
+    return this.current;
+  }
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiters.push({ at: this.current + Math.max(0, ms), resolve });
+    });
+  }
+  /** Moves time forward and wakes every sleeper whose time has come. */
+  advance(ms: number): void {
+    this.current += ms;
+    const due = this.waiters.filter((w) => w.at <= this.current);
+    this.waiters = this.waiters.filter((w) => w.at > this.current);
+    for (const w of due) w.resolve();
+  }
+}
