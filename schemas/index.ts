@@ -1,0 +1,32 @@
+/**
+ * Versioned zod schemas for every topic. Consumers validate with these; JSON Schema files for
+ * non-TypeScript subscribers are generated into schemas/json/ by `npm run schemas:generate`.
+ */
+import type { z } from 'zod';
+import { frontierRecord } from './frontier.ts';
+import { pageRecord } from './pages.ts';
+import { linksRecord } from './links.ts';
+import { revisitRecord } from './revisits.ts';
+import { changeRecord } from './changes.ts';
+import { deadletterRecord } from './deadletter.ts';
+
+export * from './common.ts';
+export * from './frontier.ts';
+export * from './pages.ts';
+export * from './links.ts';
+export * from './revisits.ts';
+export * from './changes.ts';
+export * from './deadletter.ts';
+
+/** Schema of each logical topic, by the topic's base name (before any prefix). */
+export const topicSchemas = {
+  frontier: frontierRecord,
+  pages: pageRecord,
+  links: linksRecord,
+  revisits: revisitRecord,
+  changes: changeRecord,
+  deadletter: deadletterRecord,
+} as const satisfies Record<string, z.ZodType>;
+
+export type SchemaName = keyof typeof topicSchemas;
+export type RecordOf<N extends SchemaName> = z.infer<(typeof topicSchemas)[N]>;

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { version, httpUrl, epochMs, validators, recordPointer, errorCode } from './common.ts';
+import { fetchReason } from './frontier.ts';
+
+/** A URL to start from, added by `meguri crawl`/`meguri seed`. Keyed by its host. */
+export const seedLink = z.object({
+  v: version,
+  type: z.literal('seed'),
+  url: httpUrl,
+  addedAt: epochMs,
+});
+
+/** A discovered link, keyed by the target's host so the owning scheduler partition receives it. */
+export const discoveredLink = z.object({
+  v: version,
+  type: z.literal('link'),
+  url: httpUrl.describe('Target URL, normalised.'),
+  source: httpUrl.describe('Page the link was found on.'),
+  depth: z.number().int().nonnegative().describe('Depth of the target (source depth + 1).'),
+  cgiHops: z.number().int().nonnegative().describe('Dynamic-page hops of the target.'),
+  anchor: z.string().max(512).optional(),
+  contribution: z.number().finite().nonnegative().describe('IPR contribution (score+1)/out-degree of the source.'),
+  sameSite: z.boolean().describe('Target on the same site as the source (tie-break: same-site first).'),
+  foundAt: epochMs,
+});
+
+/** The result of one fetch request, keyed by the fetched URL's host (back to the owning partition). */
+export const outcomeLink = z.object({
+  v: version,
+  type: z.literal('outcome'),
+  requestId: z.string().min(1).max(128),
+  url: httpUrl.describe('Requested URL.'),
+  reason: fetchReason,
+  finalUrl: httpUrl.optional(),
+  status: z.number().int().min(0).max(999),
+  result: z
+    .enum(['ok', 'not-modified', 'redirect', 'gone', 'client-error', 'server-error', 'error', 'not-html'])
+    .describe('Classification of the fetch for the scheduler.'),
+  md5: z.string().regex(/^[0-9a-f]{32}$/).optional(),
+  fingerprint: z.string().regex(/^[0-9a-f]{16}$/).optional().describe('64-bit boilerplate-insensitive simhash, hex.'),
+  title: z.string().max(1024).optional(),
+  validators: validators.optional(),
+  outDegree: z.number().int().nonnegative(),
+  noindex: z.boolean().optional(),
+  fetch: z.object({
+    totalMs: z.number().nonnegative(),
+    ttfbMs: z.number().nonnegative().optional(),
+    bytes: z.number().int().nonnegative(),
+    connectionClosed: z.boolean().optional(),
+  }),
+  retryAfterMs: z.number().int().nonnegative().optional().describe('From a 429/503 Retry-After header.'),
+  errorCode: errorCode.optional(),
+  serverIp: z.string().max(64).optional(),
+  robots: z
+    .object({ status: z.number().int(), body: z.string().optional(), errorCode: errorCode.optional() })
+    .optional()
+    .describe('For reason=robots: the robots.txt response the scheduler parses.'),
+  page: recordPointer.optional().describe('Where the fetched content is in `pages`.'),
+  fetchedAt: epochMs,
+});
+
+export const linksRecord = z.discriminatedUnion('type', [seedLink, discoveredLink, outcomeLink]);
+export type LinksRecord = z.infer<typeof linksRecord>;
+export type SeedLink = z.infer<typeof seedLink>;
+export type DiscoveredLink = z.infer<typeof discoveredLink>;
+export type OutcomeLink = z.infer<typeof outcomeLink>;
