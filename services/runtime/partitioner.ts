@@ -1,0 +1,28 @@
+/**
+ * Key → partition with Kafka's default partitioner (murmur2, positive, modulo partition count).
+ * Both transports call this, so a host lands on the same partition number on the embedded log and on
+ * Kafka. kafkajs's own DefaultPartitioner is reused rather than re-implemented, so the two can never
+ * drift apart.
+ */
+import kafkajs from 'kafkajs';
+
+const defaultPartitioner = kafkajs.Partitioners.DefaultPartitioner();
+const metadataCache = new Map<number, { partitionId: number; leader: number }[]>();
+
+function metadataFor(count: number): { partitionId: number; leader: number }[] {
+  let meta = metadataCache.get(count);
+  if (!meta) {
+    meta = Array.from({ length: count }, (_, partitionId) => ({ partitionId, leader: 0 }));
+    metadataCache.set(count, meta);
+  }
+  return meta;
+}
+
+let roundRobin = 0;
+
+/** Partition for `key` among `partitions`; records without a key are spread round-robin. */
+export function partitionForKey(key: string | null, partitions: number): number {
+  if (!Number.isInteger(partitions) || partitions < 1) throw new RangeError(`invalid partition count ${partitions}`);
+  if (key == null) return roundRobin++ % partitions;
+  return defaultPartitioner({ topic: '', partitionMetadata: metadataFor(partitions), message: { key } });
+}

@@ -1,0 +1,144 @@
+/**
+ * The Transport contract: moving records between services. Two implementations keep one contract:
+ * `KafkaTransport` (kafkajs against Apache Kafka) and `EmbeddedTransport` (a durable, partitioned,
+ * replayable log in RocksDB inside one process). Services never see which one they run on.
+ *
+ * Offsets are numbers (safe up to 2^53, far beyond any log here) and always mean "the next offset to
+ * read" when committed, as in Kafka.
+ */
+
+export interface OutRecord {
+  /** Physical topic name (prefix included). */
+  readonly topic: string;
+  readonly key: string | null;
+  /** null is a tombstone (deletes the key in a compacted topic). */
+  readonly value: Buffer | null;
+  /** Explicit partition; otherwise murmur2(key) % partitions like Kafka's default partitioner. */
+  readonly partition?: number;
+  /** CreateTime in ms; defaults to the transport's clock at append. */
+  readonly timestamp?: number;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface LogRecord {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: number;
+  readonly key: string | null;
+  readonly value: Buffer | null;
+  readonly timestamp: number;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export interface RecordMetadata {
+  readonly topic: string;
+  readonly partition: number;
+  /** Offset of the record (for Kafka: base offset of its batch plus its index in the request). */
+  readonly offset: number;
+}
+
+export interface TopicPartition {
+  readonly topic: string;
+  readonly partition: number;
+}
+
+export interface PartitionOffset extends TopicPartition {
+  /** The next offset to read. */
+  readonly offset: number;
+}
+
+export interface TopicDefinition {
+  readonly name: string;
+  readonly partitions: number;
+  /** Kafka topic configs, e.g. cleanup.policy, retention.ms. The embedded log honours cleanup.policy and retention.ms. */
+  readonly config?: Readonly<Record<string, string>>;
+}
+
+export interface PartitionInfo {
+  readonly partition: number;
+  /** Earliest available offset. */
+  readonly low: number;
+  /** Next offset to be written (read_committed end for Kafka). */
+  readonly high: number;
+}
+
+export interface TopicDescription {
+  readonly name: string;
+  readonly partitions: readonly PartitionInfo[];
+  readonly config: Readonly<Record<string, string>>;
+}
+
+export interface ConsumedBatch {
+  readonly topic: string;
+  readonly partition: number;
+  readonly records: readonly LogRecord[];
+  /** End of the partition when the batch was read (for lag). */
+  readonly highWatermark: number;
+}
+
+/**
+ * One atomic step of a consumer: the outputs and the consumed offsets become visible together or not
+ * at all (Kafka: one transaction; embedded: one RocksDB write batch). With `transactional: false`
+ * outputs are sent first and offsets committed after (at-least-once).
+ */
+export interface AtomicCommit {
+  /** Scope of the transaction: one transactional producer per scope (e.g. "<group>-<partition>"), so a
+   *  new owner of that scope fences the old one. Required when transactional. */
+  readonly scope?: string;
+  readonly transactional: boolean;
+  readonly outputs: readonly OutRecord[];
+  readonly offsets: readonly PartitionOffset[];
+}
+
+export interface GroupMemberOptions {
+  readonly groupId: string;
+  readonly topics: readonly string[];
+  /** Stable name for logs and the Kafka client id. */
+  readonly memberName?: string;
+  /** Where a partition without a committed offset starts. Default 'earliest'. */
+  readonly startFrom?: 'earliest' | 'latest';
+  /** Upper bound of records per batch. */
+  readonly maxBatchRecords?: number;
+  /** Called before any batch of the newly assigned partitions is delivered. */
+  onAssigned(partitions: readonly TopicPartition[]): Promise<void>;
+  /** Called when partitions are taken away (rebalance or stop), after their last batch finished. */
+  onRevoked(partitions: readonly TopicPartition[]): Promise<void>;
+  /** Batches of one partition are delivered one at a time, in offset order. */
+  eachBatch(batch: ConsumedBatch): Promise<void>;
+}
+
+export interface GroupMember {
+  readonly groupId: string;
+  /** Partitions currently assigned to this member. */
+  assignment(): readonly TopicPartition[];
+  /** Commits outputs and offsets (see AtomicCommit). Returns the metadata of the outputs in order. */
+  commit(commit: AtomicCommit): Promise<RecordMetadata[]>;
+  /** Resolves once this member has its first assignment (possibly empty). */
+  ready(): Promise<void>;
+  /** Leaves the group after the batch in progress; revokes all partitions. */
+  stop(): Promise<void>;
+}
+
+export interface Transport {
+  readonly kind: 'kafka' | 'embedded';
+  /** Creates missing topics; existing ones are left as they are. */
+  ensureTopics(topics: readonly TopicDefinition[]): Promise<void>;
+  describeTopic(name: string): Promise<TopicDescription | undefined>;
+  listTopics(): Promise<string[]>;
+  /** Partition a key maps to with Kafka's default murmur2 partitioner. */
+  partitionFor(topic: string, key: string): Promise<number>;
+  /** Plain (non-transactional, idempotent) send, e.g. for seeds from the CLI. */
+  send(records: readonly OutRecord[]): Promise<RecordMetadata[]>;
+  /** First offset whose timestamp is >= `timestamp`, or the partition's high watermark if none. */
+  offsetForTimestamp(topic: string, partition: number, timestamp: number): Promise<number>;
+  /** Committed offsets of a group for a topic (partitions without a commit are omitted). */
+  committedOffsets(groupId: string, topic: string): Promise<PartitionOffset[]>;
+  /** Sets a group's committed offsets (group must have no active members), e.g. to replay from a time. */
+  setCommittedOffsets(groupId: string, offsets: readonly PartitionOffset[]): Promise<void>;
+  /** Reads [from, to) of one partition outside any group (state restore, inspection), in order. */
+  readPartition(topic: string, partition: number, from: number, to: number): AsyncIterable<readonly LogRecord[]>;
+  /** Joins a consumer group; partitions are balanced over the group's members and rebalanced as members come and go. */
+  join(options: GroupMemberOptions): Promise<GroupMember>;
+  /** Stops all members, flushes, releases resources. */
+  close(): Promise<void>;
+}
