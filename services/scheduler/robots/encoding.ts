@@ -1,0 +1,174 @@
+/**
+ * Percent-encoding normalisation shared by patterns and URLs, so both sides of a comparison are in
+ * one canonical octet form (RFC 9309 §2.2.2, Google's documented behaviour):
+ *
+ * - non-ASCII characters become percent-encoded UTF-8 (`/ツ` → `/%E3%83%84`);
+ * - `%xx` hex digits are upper-cased (`%c3%a9` → `%C3%A9`);
+ * - percent-encoded unreserved characters (ALPHA DIGIT `-._~`) are decoded (`%7Euser` → `~user`);
+ * - other percent-encoded reserved characters stay encoded: `/a%2Fb` is a different resource from
+ *   `/a/b` (RFC 3986 §2.2), so neither matches a rule written for the other;
+ * - in the query (after the first literal `?`) the gen-delims that RFC 3986 lets a query carry as
+ *   plain data, `:` `/` `?` `@`, compare equal to their encoded form, as in RFC 9309 §2.2.2's
+ *   example where `/foo/bar?baz=https://foo.bar` and `…?baz=https%3A%2F%2Ffoo.bar` are one path.
+ *   They are decoded rather than encoded so a wildcard rule ending in `/print` still sees the
+ *   slashes of a query that was sent unencoded, as a byte-wise matcher would;
+ * - a literal `*` or `$` is always kept encoded (`%2A`, `%24`), so in a canonical pattern a bare `*`
+ *   is always the wildcard (RFC 9309 §2.2.3: `%2A` in a rule matches a `*` in the URL);
+ * - ASCII characters that may not appear unencoded in a URI (controls, space, `"<>\^`{|}`) and a
+ *   `%` not followed by two hex digits are encoded.
+ *
+ * The result is ASCII, so string length equals octet length: that is what rule precedence counts.
+ */
+
+const KEEP = 0;
+const ENCODE = 1;
+const PERCENT = 2;
+const STAR = 3;
+const DOLLAR = 4;
+const QUESTION = 5;
+
+const CLASS = new Uint8Array(128).fill(ENCODE);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~') CLASS[c.charCodeAt(0)] = KEEP;
+for (const c of ":/[]@!&'()+,;=") CLASS[c.charCodeAt(0)] = KEEP;
+CLASS[0x25] = PERCENT;
+CLASS[0x2a] = STAR;
+CLASS[0x24] = DOLLAR;
+CLASS[0x3f] = QUESTION;
+
+const UNRESERVED = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~') UNRESERVED[c.charCodeAt(0)] = 1;
+
+/** Reserved octets that compare equal to their encoded form inside the query. */
+const QUERY_DATA = new Uint8Array(128);
+for (const c of ':/?@') QUERY_DATA[c.charCodeAt(0)] = 1;
+
+const HEX = '0123456789ABCDEF';
+
+function hexValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 65 && c <= 70) return c - 55;
+  if (c >= 97 && c <= 102) return c - 87;
+  return -1;
+}
+
+function pct(byte: number): string {
+  return '%' + HEX[byte >> 4] + HEX[byte & 15];
+}
+
+function utf8Percent(cp: number): string {
+  if (cp < 0x800) return pct(0xc0 | (cp >> 6)) + pct(0x80 | (cp & 63));
+  if (cp < 0x10000) return pct(0xe0 | (cp >> 12)) + pct(0x80 | ((cp >> 6) & 63)) + pct(0x80 | (cp & 63));
+  return (
+    pct(0xf0 | (cp >> 18)) + pct(0x80 | ((cp >> 12) & 63)) + pct(0x80 | ((cp >> 6) & 63)) + pct(0x80 | (cp & 63))
+  );
+}
+
+/**
+ * Canonical form of a path (with query) or, when `pattern` is true, of a rule pattern whose
+ * trailing `$` anchor the caller has already removed: a bare `*` is then kept as the wildcard.
+ */
+export function canonicalize(input: string, pattern: boolean): string {
+  // Fast path: most paths and patterns are already canonical.
+  const n = input.length;
+  let i = 0;
+  for (; i < n; i++) {
+    const c = input.charCodeAt(i);
+    if (c >= 128) break;
+    const cls = CLASS[c];
+    if (cls === KEEP || cls === QUESTION || (cls === STAR && pattern)) continue;
+    break;
+  }
+  if (i === n) return input;
+
+  let inQuery = input.lastIndexOf('?', i) >= 0;
+  let out = input.slice(0, i);
+  for (; i < n; i++) {
+    const c = input.charCodeAt(i);
+    if (c >= 128) {
+      let cp = c;
+      if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+        const lo = input.charCodeAt(i + 1);
+        if (lo >= 0xdc00 && lo <= 0xdfff) {
+          cp = 0x10000 + ((c - 0xd800) << 10) + (lo - 0xdc00);
+          i++;
+        }
+      }
+      // A lone surrogate cannot be UTF-8 encoded: use U+FFFD like TextEncoder does.
+      if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd;
+      out += utf8Percent(cp);
+      continue;
+    }
+    switch (CLASS[c]) {
+      case KEEP:
+        out += input[i];
+        break;
+      case QUESTION:
+        inQuery = true;
+        out += '?';
+        break;
+      case STAR:
+        out += pattern ? '*' : '%2A';
+        break;
+      case DOLLAR:
+        out += '%24';
+        break;
+      case PERCENT: {
+        const h = i + 2 < n ? hexValue(input.charCodeAt(i + 1)) : -1;
+        const l = h >= 0 ? hexValue(input.charCodeAt(i + 2)) : -1;
+        if (l < 0) {
+          out += '%25';
+          break;
+        }
+        const byte = (h << 4) | l;
+        if (byte < 128 && (UNRESERVED[byte] === 1 || (inQuery && QUERY_DATA[byte] === 1))) {
+          out += String.fromCharCode(byte);
+        } else {
+          out += pct(byte);
+        }
+        i += 2;
+        break;
+      }
+      default:
+        out += pct(c);
+    }
+  }
+  return out;
+}
+
+function isSchemeChar(c: number, first: boolean): boolean {
+  if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) return true;
+  if (first) return false;
+  return (c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46;
+}
+
+function endOfAuthority(url: string, from: number): number {
+  for (let i = from; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 47 || c === 63 || c === 35) return i;
+  }
+  return url.length;
+}
+
+/**
+ * The path and query of an absolute URL (`https://h/p?q#f` → `/p?q`), of a scheme-relative one
+ * (`//h/p`), or of a path given directly (`/p?q`). The fragment is dropped; the result always
+ * starts with `/`. Hand-written because `new URL()` would dominate the cost of a match.
+ */
+export function pathAndQuery(url: string): string {
+  let start = 0;
+  if (url.charCodeAt(0) === 47) {
+    if (url.charCodeAt(1) === 47) start = endOfAuthority(url, 2);
+  } else {
+    const sep = url.indexOf('://');
+    if (sep > 0) {
+      let scheme = true;
+      for (let i = 0; i < sep && scheme; i++) scheme = isSchemeChar(url.charCodeAt(i), i === 0);
+      if (scheme) start = endOfAuthority(url, sep + 3);
+    }
+  }
+  let end = url.indexOf('#', start);
+  if (end < 0) end = url.length;
+  if (start >= end) return '/';
+  if (url.charCodeAt(start) !== 47) return '/' + url.slice(start, end);
+  return start === 0 && end === url.length ? url : url.slice(start, end);
+}
