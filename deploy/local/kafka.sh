@@ -40,6 +40,7 @@ BOOTSTRAP_FILE=$STATE_DIR/bootstrap
 PORTS_FILE=$STATE_DIR/ports
 PROPS=$STATE_DIR/server.properties
 LOG4J=$STATE_DIR/log4j.properties
+LOG4J_TOOLS=$STATE_DIR/log4j-tools.properties
 DATA_DIR=$STATE_DIR/data
 LOG_DIR=$STATE_DIR/logs
 
@@ -216,6 +217,10 @@ transaction.state.log.min.isr=1
 offsets.topic.num.partitions=10
 transaction.state.log.num.partitions=10
 group.initial.rebalance.delay.ms=0
+# After a crash (or SIGKILL) the controller refuses the restarted broker until
+# the old incarnation's session expires; 9 s by default, shorter here.
+broker.heartbeat.interval.ms=500
+broker.session.timeout.ms=4000
 
 # Small machine: few threads, small segments, a small cleaner buffer (heap is 512 MiB).
 num.network.threads=2
@@ -242,6 +247,16 @@ log4j.logger.kafka.request.logger=WARN
 log4j.logger.kafka.authorizer.logger=WARN
 log4j.logger.org.apache.kafka.clients=WARN
 EOF
+
+  # One-shot tools (storage format) log to their own output, kept apart
+  # from the broker's server.log.
+  cat >"$LOG4J_TOOLS" <<EOF
+log4j.rootLogger=WARN, stderr
+log4j.appender.stderr=org.apache.log4j.ConsoleAppender
+log4j.appender.stderr.Target=System.err
+log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
+log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
+EOF
 }
 
 new_cluster_id() {
@@ -263,7 +278,7 @@ format_storage_if_needed() {
   cluster_id=$(new_cluster_id)
   log "formatting KRaft storage in $DATA_DIR (cluster id $cluster_id)"
   mkdir -p "$DATA_DIR"
-  if ! "$JAVA" -Xmx256m -Dlog4j.configuration="file:$LOG4J" -cp "$LIBS_DIR/*" \
+  if ! "$JAVA" -Xmx256m -Dlog4j.configuration="file:$LOG4J_TOOLS" -cp "$LIBS_DIR/*" \
       kafka.tools.StorageTool format --ignore-formatted \
       -t "$cluster_id" -c "$PROPS" >>"$LOG_DIR/format.log" 2>&1 9>&-; then
     tail -n 20 "$LOG_DIR/format.log" >&2 || true
@@ -271,9 +286,11 @@ format_storage_if_needed() {
   fi
 }
 
+# Shows only what this start wrote: server.log is appended to across runs.
 show_log_tail() {
-  log "last lines of $LOG_DIR/server.log and kafka.out:"
-  tail -n 25 "$LOG_DIR/server.log" >&2 2>/dev/null || true
+  local from=$1
+  log "last lines of $LOG_DIR/server.log and kafka.out from this start:"
+  tail -c "+$((from + 1))" "$LOG_DIR/server.log" 2>/dev/null | grep -v '^[[:space:]]' | tail -n 25 >&2 || true
   tail -n 15 "$LOG_DIR/kafka.out" >&2 2>/dev/null || true
 }
 
@@ -348,6 +365,9 @@ cmd_start() {
   fi
 
   log "starting Kafka $KAFKA_VERSION on $address (controller $HOST:$controller_port), state in $STATE_DIR"
+  local log_offset=0
+  [[ -f $LOG_DIR/server.log ]] && log_offset=$(wc -c <"$LOG_DIR/server.log")
+  [[ -f $LOG_DIR/kafka.out ]] && mv -f "$LOG_DIR/kafka.out" "$LOG_DIR/kafka.out.1"
   local new_pid_file=$PID_FILE.new
   rm -f "$new_pid_file"
   # The child records its own pid and then becomes java (exec), so the pid is
@@ -376,12 +396,12 @@ cmd_start() {
   case $rc in
     0) ;;
     2)
-      show_log_tail
+      show_log_tail "$log_offset"
       rm -f "$PID_FILE"
       die "the broker exited during startup"
       ;;
     *)
-      show_log_tail
+      show_log_tail "$log_offset"
       kill_and_wait "$pid"
       rm -f "$PID_FILE"
       die "the broker was not ready within ${START_TIMEOUT}s (MEGURI_KAFKA_START_TIMEOUT)"
