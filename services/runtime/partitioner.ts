@@ -5,14 +5,21 @@
  * drift apart.
  */
 import kafkajs from 'kafkajs';
+import type { PartitionMetadata } from 'kafkajs';
 
 const defaultPartitioner = kafkajs.Partitioners.DefaultPartitioner();
-const metadataCache = new Map<number, { partitionId: number; leader: number }[]>();
+const metadataCache = new Map<number, PartitionMetadata[]>();
 
-function metadataFor(count: number): { partitionId: number; leader: number }[] {
+function metadataFor(count: number): PartitionMetadata[] {
   let meta = metadataCache.get(count);
   if (!meta) {
-    meta = Array.from({ length: count }, (_, partitionId) => ({ partitionId, leader: 0 }));
+    meta = Array.from({ length: count }, (_, partitionId) => ({
+      partitionId,
+      leader: 0,
+      partitionErrorCode: 0,
+      replicas: [0],
+      isr: [0],
+    }));
     metadataCache.set(count, meta);
   }
   return meta;
@@ -24,5 +31,5 @@ let roundRobin = 0;
 export function partitionForKey(key: string | null, partitions: number): number {
   if (!Number.isInteger(partitions) || partitions < 1) throw new RangeError(`invalid partition count ${partitions}`);
   if (key == null) return roundRobin++ % partitions;
-  return defaultPartitioner({ topic: '', partitionMetadata: metadataFor(partitions), message: { key } });
+  return defaultPartitioner({ topic: '', partitionMetadata: metadataFor(partitions), message: { key, value: null } });
 }

@@ -137,6 +137,12 @@ export interface Transport {
   setCommittedOffsets(groupId: string, offsets: readonly PartitionOffset[]): Promise<void>;
   /** Reads [from, to) of one partition outside any group (state restore, inspection), in order. */
   readPartition(topic: string, partition: number, from: number, to: number): AsyncIterable<readonly LogRecord[]>;
+  /**
+   * Claims a transactional scope before its state is restored: on Kafka this initialises the
+   * scope's transactional producer, which fences any previous owner and aborts its open transaction.
+   * Optional: the embedded log needs no fencing (one process owns it).
+   */
+  fenceScope?(scope: string): Promise<void>;
   /** Joins a consumer group; partitions are balanced over the group's members and rebalanced as members come and go. */
   join(options: GroupMemberOptions): Promise<GroupMember>;
   /** Stops all members, flushes, releases resources. */

@@ -1,0 +1,218 @@
+/**
+ * State stores. One RocksDB instance per (group, input partition) holds all of that task's stores as
+ * key prefixes. Writes made while a batch is processed are buffered; the runtime turns them into
+ * changelog records that commit atomically with the batch's outputs and offsets, and only then
+ * applies them to RocksDB together with a checkpoint (the changelog offset the store reflects).
+ * So a local store is never ahead of what was committed; if it is behind (crash between commit and
+ * local write, or a new machine), it is brought forward from the changelog before processing resumes.
+ */
+import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { RocksDb } from './rocksdb.ts';
+import type { BatchOp } from './rocksdb.ts';
+
+export interface RangeQuery {
+  /** Only keys starting with this prefix. */
+  readonly prefix?: string;
+  readonly gte?: string;
+  readonly lt?: string;
+  readonly limit?: number;
+  readonly reverse?: boolean;
+}
+
+export interface KeyValueStore<V> {
+  readonly name: string;
+  get(key: string): Promise<V | undefined>;
+  /** Buffered until the task commits; visible to this task's reads at once. */
+  put(key: string, value: V): void;
+  delete(key: string): void;
+  /** Keys in byte order, pending writes merged in. */
+  range(query?: RangeQuery): AsyncIterable<[string, V]>;
+}
+
+const STORE_PREFIX = 's:';
+const CHECKPOINT_PREFIX = 'c:';
+const SEP = '\u0000';
+
+/** Smallest string greater than every string with this prefix (for range upper bounds). */
+export function prefixEnd(prefix: string): string {
+  return prefix + '\uffff';
+}
+
+type Pending = Map<string, Buffer | null>;
+
+export class TaskStore<V> implements KeyValueStore<V> {
+  readonly pending: Pending = new Map();
+  private readonly keyPrefix: string;
+
+  constructor(
+    readonly name: string,
+    private readonly db: RocksDb,
+  ) {
+    this.keyPrefix = STORE_PREFIX + name + SEP;
+  }
+
+  private encodeKey(key: string): Buffer {
+    return Buffer.from(this.keyPrefix + key, 'utf8');
+  }
+
+  async get(key: string): Promise<V | undefined> {
+    const p = this.pending.get(key);
+    if (p !== undefined) return p === null ? undefined : (JSON.parse(p.toString('utf8')) as V);
+    const raw = await this.db.get(this.encodeKey(key));
+    return raw === undefined ? undefined : (JSON.parse(raw.toString('utf8')) as V);
+  }
+
+  put(key: string, value: V): void {
+    this.pending.set(key, Buffer.from(JSON.stringify(value), 'utf8'));
+  }
+
+  delete(key: string): void {
+    this.pending.set(key, null);
+  }
+
+  async *range(query: RangeQuery = {}): AsyncIterable<[string, V]> {
+    const lowKey = maxString(query.gte, query.prefix);
+    const highKey = minString(query.lt, query.prefix !== undefined ? prefixEnd(query.prefix) : undefined);
+    const inRange = (k: string): boolean =>
+      (lowKey === undefined || k >= lowKey) && (highKey === undefined || k < highKey);
+    const reverse = query.reverse ?? false;
+    const pendingKeys = [...this.pending.keys()].filter(inRange).sort();
+    if (reverse) pendingKeys.reverse();
+    const limit = query.limit ?? Infinity;
+    let emitted = 0;
+    let pi = 0;
+    const before = (a: string, b: string): boolean => (reverse ? a > b : a < b);
+    const decode = (b: Buffer): V => JSON.parse(b.toString('utf8')) as V;
+    const iter = this.db.range({
+      gte: Buffer.from(this.keyPrefix + (lowKey ?? ''), 'utf8'),
+      lt: Buffer.from(highKey === undefined ? prefixEnd(this.keyPrefix) : this.keyPrefix + highKey, 'utf8'),
+      reverse,
+    });
+    for await (const [rawKey, rawValue] of iter) {
+      const key = rawKey.toString('utf8').slice(this.keyPrefix.length);
+      // Pending keys that sort before this one come first.
+      while (pi < pendingKeys.length && before(pendingKeys[pi]!, key)) {
+        const pk = pendingKeys[pi++]!;
+        const pv = this.pending.get(pk);
+        if (pv) {
+          yield [pk, decode(pv)];
+          if (++emitted >= limit) return;
+        }
+      }
+      if (pi < pendingKeys.length && pendingKeys[pi] === key) {
+        const pv = this.pending.get(key);
+        pi++;
+        if (pv) {
+          yield [key, decode(pv)];
+          if (++emitted >= limit) return;
+        }
+        continue;
+      }
+      if (this.pending.has(key)) continue;
+      yield [key, decode(rawValue)];
+      if (++emitted >= limit) return;
+    }
+    while (pi < pendingKeys.length) {
+      const pk = pendingKeys[pi++]!;
+      const pv = this.pending.get(pk);
+      if (pv) {
+        yield [pk, decode(pv)];
+        if (++emitted >= limit) return;
+      }
+    }
+  }
+
+  /** Local RocksDB operations for the pending writes. */
+  pendingOps(): BatchOp[] {
+    const ops: BatchOp[] = [];
+    for (const [k, v] of this.pending) {
+      ops.push(v === null ? { type: 'del', key: this.encodeKey(k) } : { type: 'put', key: this.encodeKey(k), value: v });
+    }
+    return ops;
+  }
+
+  /** Operation for a restored changelog record. */
+  restoreOp(key: string, value: Buffer | null): BatchOp {
+    return value === null ? { type: 'del', key: this.encodeKey(key) } : { type: 'put', key: this.encodeKey(key), value };
+  }
+
+  checkpointKey(): Buffer {
+    return Buffer.from(CHECKPOINT_PREFIX + this.name, 'utf8');
+  }
+
+  async checkpoint(): Promise<number | undefined> {
+    const raw = await this.db.get(this.checkpointKey());
+    return raw === undefined ? undefined : Number(raw.toString('utf8'));
+  }
+
+  checkpointOp(nextOffset: number): BatchOp {
+    return { type: 'put', key: this.checkpointKey(), value: Buffer.from(String(nextOffset), 'utf8') };
+  }
+
+  /** Deletes every key of this store and its checkpoint (before a full restore). */
+  async wipe(): Promise<void> {
+    const ops: BatchOp[] = [{ type: 'del', key: this.checkpointKey() }];
+    for await (const [k] of this.db.range({
+      gte: Buffer.from(this.keyPrefix, 'utf8'),
+      lt: Buffer.from(prefixEnd(this.keyPrefix), 'utf8'),
+    })) {
+      ops.push({ type: 'del', key: k });
+      if (ops.length >= 10000) await this.db.batch(ops.splice(0));
+    }
+    await this.db.batch(ops);
+  }
+}
+
+function maxString(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return a > b ? a : b;
+}
+
+function minString(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return a < b ? a : b;
+}
+
+/** The RocksDB instance of one task and its named stores. */
+export class TaskStores {
+  private constructor(
+    readonly db: RocksDb,
+    readonly stores: Map<string, TaskStore<unknown>>,
+  ) {}
+
+  static directory(dataDir: string, group: string, partition: number): string {
+    return join(dataDir, 'state', group, `p${partition}`);
+  }
+
+  static async open(dataDir: string, group: string, partition: number, names: readonly string[]): Promise<TaskStores> {
+    const db = await RocksDb.open(TaskStores.directory(dataDir, group, partition), { cacheSizeBytes: 32 * 1024 * 1024 });
+    return new TaskStores(db, new Map(names.map((n) => [n, new TaskStore<unknown>(n, db)])));
+  }
+
+  /** Removes a task's local state directory (it will be restored from the changelog). */
+  static removeLocal(dataDir: string, group: string, partition: number): void {
+    rmSync(TaskStores.directory(dataDir, group, partition), { recursive: true, force: true });
+  }
+
+  store<V>(name: string): TaskStore<V> {
+    const s = this.stores.get(name);
+    if (!s) throw new Error(`store "${name}" is not declared for this service`);
+    return s as TaskStore<V>;
+  }
+
+  hasPending(): boolean {
+    for (const s of this.stores.values()) if (s.pending.size > 0) return true;
+    return false;
+  }
+
+  discardPending(): void {
+    for (const s of this.stores.values()) s.pending.clear();
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+}
