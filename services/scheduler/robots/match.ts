@@ -103,6 +103,16 @@ function compileAgent(rules: RobotsRules, token: string): AgentMatcher {
   compiled.sort((a, b) => b.length - a.length || Number(b.allow) - Number(a.allow) || a.line - b.line);
   const n = compiled.length;
 
+  // Rules whose literal head fixes the path's second character only need checking for paths with
+  // that character there; bucketing by it skips most literal rules. Buckets keep precedence order.
+  const always = compiled.filter((r) => r.head.length < 2);
+  const buckets: (readonly CompiledRule[] | undefined)[] = new Array<readonly CompiledRule[] | undefined>(128);
+  for (const r of compiled) {
+    if (r.head.length < 2) continue;
+    const c = r.head.charCodeAt(1);
+    if (buckets[c] === undefined) buckets[c] = compiled.filter((x) => x.head.length < 2 || x.head.charCodeAt(1) === c);
+  }
+
   return {
     token,
     group: label,
@@ -112,8 +122,9 @@ function compileAgent(rules: RobotsRules, token: string): AgentMatcher {
       if (n === 0) return ALLOWED_NO_RULE;
       const path = canonicalize(pathAndQuery(urlOrPath), false);
       if (isRobotsTxt(path)) return ALLOWED_NO_RULE;
-      for (let i = 0; i < n; i++) {
-        const r = compiled[i] as CompiledRule;
+      const candidates = buckets[path.charCodeAt(1)] ?? always;
+      for (let i = 0; i < candidates.length; i++) {
+        const r = candidates[i] as CompiledRule;
         if (ruleMatches(r, path)) return r.result;
       }
       return ALLOWED_NO_RULE;
@@ -130,17 +141,22 @@ const cache = new WeakMap<RobotsRules, Map<string, AgentMatcher>>();
  */
 export function forAgent(rules: RobotsRules, agent?: string): AgentMatcher {
   const ua = agent ?? rules.agent ?? '*';
-  const token = ua.trim() === '*' ? '*' : productToken(ua) || '*';
   let perAgent = cache.get(rules);
   if (perAgent === undefined) {
     perAgent = new Map();
     cache.set(rules, perAgent);
   }
-  let matcher = perAgent.get(token);
+  // Keyed by the UA string as given (the per-call case) and by its token (shared by all UAs).
+  let matcher = perAgent.get(ua);
+  if (matcher !== undefined) return matcher;
+  const token = ua.trim() === '*' ? '*' : productToken(ua) || '*';
+  const key = '\0' + token;
+  matcher = perAgent.get(key);
   if (matcher === undefined) {
     matcher = compileAgent(rules, token);
-    perAgent.set(token, matcher);
+    perAgent.set(key, matcher);
   }
+  perAgent.set(ua, matcher);
   return matcher;
 }
 
