@@ -64,15 +64,20 @@ EOF
 # carry this state dir's config on its command line. Zombies have an empty
 # cmdline, so they count as dead too.
 pid_is_ours() {
-  local pid=$1 cmd
+  local pid=$1 cmd arg
   [[ $pid =~ ^[0-9]+$ ]] || return 1
   kill -0 "$pid" 2>/dev/null || return 1
   if [[ -r /proc/$pid/cmdline ]]; then
-    cmd=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
-  else
-    cmd=$(ps -o args= -p "$pid" 2>/dev/null) || return 1
+    # Exact argument match, so /a/kafka never claims /b/a/kafka's broker.
+    local -a args=()
+    mapfile -d '' -t args <"/proc/$pid/cmdline" 2>/dev/null || return 1
+    for arg in "${args[@]}"; do
+      [[ $arg == "$PROPS" ]] && return 0
+    done
+    return 1
   fi
-  [[ $cmd == *"$PROPS"* ]]
+  cmd=$(ps -o args= -p "$pid" 2>/dev/null) || return 1
+  [[ "$cmd " == *" $PROPS "* ]]
 }
 
 running_pid() {
@@ -133,8 +138,10 @@ ensure_jars() {
     log "fetching Kafka $KAFKA_VERSION jars with Maven into $LIBS_DIR"
     local tmp
     tmp=$(mktemp -d "$CACHE_ROOT/.kafka-$KAFKA_VERSION.XXXXXX")
+    # Some Maven builds emit bare colour resets even in quiet batch mode.
     if ! mvn -q -B -Dstyle.color=never -f "$POM" dependency:copy-dependencies \
-        -DincludeScope=runtime -DoutputDirectory="$tmp/libs" 1>&2; then
+        -DincludeScope=runtime -DoutputDirectory="$tmp/libs" 2>&1 </dev/null |
+        sed 's/\x1b\[0m//g' >&2; then
       rm -rf "$tmp"
       die "Maven could not resolve the Kafka jars (see its output above)"
     fi
