@@ -1,10 +1,16 @@
 // Micro-benchmark of robots.txt matching: a realistic 50-rule file, a mix of URLs, matches/s for
 // the compiled per-agent matcher, the isAllowed() convenience call, and robots-parser for scale.
 // Run: npx tsx bench/robots.bench.ts
-import robotsParser from 'robots-parser';
+import { createRequire } from 'node:module';
 import { forAgent, isAllowed, parse } from '../services/scheduler/robots/index.ts';
 
 const UA = 'meguri/0.1 (+https://example.org/bot)';
+
+// robots-parser is CommonJS with a default-export typing that NodeNext cannot call; load it plainly.
+interface ReferenceRobots {
+  isAllowed(url: string, ua?: string): boolean | undefined;
+}
+const robotsParser = createRequire(import.meta.url)('robots-parser') as (url: string, body: string) => ReferenceRobots;
 
 const starRules = [
   'Disallow: /admin/',
