@@ -1,0 +1,396 @@
+/**
+ * One streaming pass over an HTML page with htmlparser2's tokenising Parser (no DOM): links,
+ * `<base>`, robots meta, canonical, title, language and the "main text" used for the
+ * boilerplate-insensitive fingerprint.
+ *
+ * Link sources: `a[href]`, `area[href]`, `link[href]` with rel alternate/canonical/next/prev
+ * (never when the rel also says stylesheet or icon), `frame[src]`, `iframe[src]` and the URL of a
+ * `<meta http-equiv="refresh">`. `link rel=canonical` is reported as `canonical`, not as a link;
+ * the caller decides whether to follow it.
+ *
+ * Links are resolved at the end of the pass, so a `<base href>` applies to every link of the page
+ * even when it appears after some of them (the first `<base href>` wins, as in browsers).
+ * Links are deduplicated by normalised URL, keeping the first occurrence's tag and the first
+ * non-empty anchor text; a link is nofollow only when every occurrence is. Links to the page
+ * itself (`#top`, `href=""`) are dropped.
+ *
+ * Main text: every text node except those inside script, style, noscript, template, svg, math,
+ * select, button, form, textarea, nav, header, footer, aside, elements with a `hidden`
+ * attribute, role navigation/banner/contentinfo/complementary, or a class/id containing one of
+ * the boilerplate words below as a whole token (tokens split on anything but letters and
+ * digits, so `site-footer` matches and `headers`/`shadow`/`load` do not). The class/id rule is
+ * not applied to html, body, main and article, whose classes are often page-level state
+ * (`has-sidebar`). If the rules leave no main text at all, the visible boilerplate text is used
+ * instead so the fingerprint still reflects something.
+ */
+import { Parser } from 'htmlparser2';
+import { normalizeUrl, type NormalizeOptions } from './url.ts';
+
+export type LinkTag = 'a' | 'area' | 'link' | 'frame' | 'iframe' | 'refresh';
+
+export interface ExtractedLink {
+  /** Normalised absolute http(s) URL. */
+  url: string;
+  /** True when every occurrence of this URL had rel nofollow/ugc/sponsored. */
+  nofollow: boolean;
+  /** Anchor text (a, area alt), whitespace collapsed, at most 256 characters; '' when none. */
+  anchor: string;
+  /** Tag of the first occurrence. */
+  tag: LinkTag;
+}
+
+export interface Extracted {
+  title: string | null;
+  lang: string | null;
+  /** URL links were resolved against: the first valid `<base href>`, else the page URL. */
+  baseUrl: string;
+  /** Normalised `link rel=canonical` target, when present and valid. */
+  canonical: string | null;
+  /** Robots meta (name=robots or the bot token) says noindex/none. */
+  noindex: boolean;
+  /** Robots meta says nofollow/none: no link of the page may be followed. */
+  nofollowAll: boolean;
+  links: ExtractedLink[];
+  /** Link attributes that could not be turned into a URL (unparsable, too long). */
+  invalidLinks: number;
+  /** Link attributes skipped on purpose: non-http(s) schemes, empty, links to the page itself. */
+  skippedLinks: number;
+  /** Main text, whitespace collapsed, at most maxTextChars. */
+  text: string;
+}
+
+export interface ExtractOptions extends NormalizeOptions {
+  /** Robots meta name honoured besides `robots` (lower-case); default 'meguri'. */
+  botToken?: string;
+  /** Main text cap in characters; default 200,000. */
+  maxTextChars?: number;
+  /** Distinct links kept per page; later ones are ignored; default 10,000. */
+  maxLinks?: number;
+}
+
+export const MAX_TITLE_CHARS = 1024;
+export const MAX_ANCHOR_CHARS = 256;
+const MAX_LANG_CHARS = 64;
+const DEFAULT_MAX_TEXT = 200_000;
+const DEFAULT_MAX_LINKS = 10_000;
+
+// Containers whose text is never main text (hidden, interactive or chrome).
+const BOILERPLATE_TAGS = new Set([
+  'script', 'style', 'noscript', 'template', 'svg', 'math', 'select', 'button', 'form', 'textarea',
+  'nav', 'header', 'footer', 'aside', 'iframe', 'object',
+]);
+// Of those, the ones whose text is not visible at all (never used as fallback text either).
+const HIDDEN_TAGS = new Set(['script', 'style', 'noscript', 'template', 'svg', 'math', 'iframe', 'object']);
+const BOILERPLATE_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary']);
+const BOILERPLATE_WORDS =
+  /(?:^|[^a-z0-9])(?:nav|navbar|navigation|menu|menus|footer|header|sidebar|banner|ad|ads|advert|adverts|advertisement|breadcrumb|breadcrumbs|cookie|cookies)(?![a-z0-9])/i;
+const CLASS_RULE_EXEMPT = new Set(['html', 'body', 'main', 'article']);
+
+// Elements that do not break words: text on both sides joins without a space.
+const INLINE_TAGS = new Set([
+  'a', 'abbr', 'b', 'bdi', 'bdo', 'cite', 'code', 'data', 'dfn', 'em', 'i', 'kbd', 'mark', 'q', 's',
+  'samp', 'small', 'span', 'strong', 'sub', 'sup', 'time', 'u', 'var', 'font', 'tt', 'big', 'strike',
+  'label', 'ins', 'del', 'wbr',
+]);
+
+const NOFOLLOW_REL = /(?:^|\s)(?:nofollow|ugc|sponsored)(?:\s|$)/i;
+const FOLLOWED_LINK_REL = /(?:^|\s)(?:alternate|next|prev|previous)(?:\s|$)/i;
+const UNFOLLOWED_LINK_REL = /(?:^|\s)(?:stylesheet|icon|shortcut|apple-touch-icon|mask-icon|preload|prefetch)(?:\s|$)/i;
+const CANONICAL_REL = /(?:^|\s)canonical(?:\s|$)/i;
+const WS = /\s+/g;
+
+function collapse(s: string, max: number): string {
+  const c = s.replace(WS, ' ').trim();
+  return c.length > max ? c.slice(0, max).trimEnd() : c;
+}
+
+/** Robots directives from a meta content or header value: noindex/nofollow/none (else ignored). */
+export function parseRobotsDirectives(value: string): { noindex: boolean; nofollow: boolean } {
+  let noindex = false;
+  let nofollow = false;
+  for (const raw of value.toLowerCase().split(/[\s,]+/)) {
+    if (raw === 'noindex') noindex = true;
+    else if (raw === 'nofollow') nofollow = true;
+    else if (raw === 'none') noindex = nofollow = true;
+  }
+  return { noindex, nofollow };
+}
+
+/** `0; url=/next` → `/next`; null when the content carries no URL. */
+function refreshTarget(content: string): string | null {
+  const m = /^\s*\d*(?:\.\d*)?\s*[;,]?\s*(?:url\s*=\s*)?(.*)$/i.exec(content);
+  if (!m || !m[1]) return null;
+  let target = m[1].trim();
+  const q = target.charAt(0);
+  if (q === '"' || q === "'") {
+    const end = target.indexOf(q, 1);
+    target = end > 0 ? target.slice(1, end) : target.slice(1);
+  }
+  return target === '' ? null : target;
+}
+
+interface Occurrence {
+  raw: string;
+  tag: LinkTag;
+  nofollow: boolean;
+  anchor: string;
+}
+
+// Per-element flags on the element stack.
+const F_BOILER = 1; // starts a boilerplate region
+const F_HIDDEN = 2; // starts an invisible region
+const F_ANCHOR = 4; // an <a> whose text is collected as anchor text
+const F_TITLE = 8;
+const F_SVG = 16;
+const F_BREAK = 32; // block-level: separates words
+
+/** Extracts everything the parser needs from one HTML page. Never throws on malformed HTML. */
+export function extractPage(html: string, pageUrl: string, opts: ExtractOptions = {}): Extracted {
+  const botToken = (opts.botToken ?? 'meguri').toLowerCase();
+  const maxText = opts.maxTextChars ?? DEFAULT_MAX_TEXT;
+  const maxLinks = opts.maxLinks ?? DEFAULT_MAX_LINKS;
+
+  const stack: number[] = [];
+  let boilerDepth = 0;
+  let hiddenDepth = 0;
+  let svgDepth = 0;
+  let titleDepth = 0;
+
+  const occurrences: Occurrence[] = [];
+  let anchorOcc: Occurrence | null = null;
+  let anchorLen = 0;
+
+  let title: string | null = null;
+  let titleBuf = '';
+  let lang: string | null = null;
+  let baseHref: string | null = null;
+  let canonicalHref: string | null = null;
+  let noindex = false;
+  let nofollowAll = false;
+
+  const main: string[] = [];
+  let mainLen = 0;
+  const aux: string[] = [];
+  let auxLen = 0;
+  let pendingBreak = false;
+
+  const addOccurrence = (raw: string, tag: LinkTag, nofollow: boolean): Occurrence => {
+    const occ: Occurrence = { raw, tag, nofollow, anchor: '' };
+    occurrences.push(occ);
+    return occ;
+  };
+
+  const parser = new Parser(
+    {
+      onopentag(name, attribs) {
+        let flags = 0;
+        switch (name) {
+          case 'a':
+          case 'area': {
+            const href = attribs.href;
+            if (href !== undefined) {
+              const rel = attribs.rel;
+              const occ = addOccurrence(href, name, rel !== undefined && NOFOLLOW_REL.test(rel));
+              if (name === 'a') {
+                anchorOcc = occ;
+                anchorLen = 0;
+                flags |= F_ANCHOR;
+              } else if (attribs.alt) {
+                occ.anchor = attribs.alt.slice(0, MAX_ANCHOR_CHARS * 2);
+              }
+            }
+            break;
+          }
+          case 'link': {
+            const href = attribs.href;
+            const rel = attribs.rel;
+            if (href !== undefined && rel !== undefined) {
+              if (CANONICAL_REL.test(rel)) {
+                if (canonicalHref === null) canonicalHref = href;
+              } else if (FOLLOWED_LINK_REL.test(rel) && !UNFOLLOWED_LINK_REL.test(rel)) {
+                addOccurrence(href, 'link', NOFOLLOW_REL.test(rel));
+              }
+            }
+            break;
+          }
+          case 'frame':
+          case 'iframe':
+            if (attribs.src !== undefined) addOccurrence(attribs.src, name, false);
+            break;
+          case 'base':
+            if (baseHref === null && attribs.href !== undefined) {
+              const r = normalizeUrl(attribs.href, pageUrl);
+              if (r.ok) baseHref = r.url;
+            }
+            break;
+          case 'meta': {
+            const metaName = attribs.name;
+            if (metaName !== undefined && attribs.content !== undefined) {
+              const n = metaName.trim().toLowerCase();
+              if (n === 'robots' || n === botToken) {
+                const d = parseRobotsDirectives(attribs.content);
+                noindex ||= d.noindex;
+                nofollowAll ||= d.nofollow;
+              }
+            } else if (attribs['http-equiv'] !== undefined && attribs.content !== undefined) {
+              if (attribs['http-equiv'].trim().toLowerCase() === 'refresh') {
+                const target = refreshTarget(attribs.content);
+                if (target !== null) addOccurrence(target, 'refresh', false);
+              }
+            }
+            break;
+          }
+          case 'html':
+            if (lang === null && attribs.lang) {
+              const l = attribs.lang.trim();
+              if (l !== '') lang = l.slice(0, MAX_LANG_CHARS);
+            }
+            break;
+          case 'title':
+            if (title === null && svgDepth === 0) {
+              flags |= F_TITLE;
+              titleDepth++;
+            }
+            break;
+          case 'img':
+            if (anchorOcc !== null && attribs.alt && anchorLen < MAX_ANCHOR_CHARS * 2) {
+              anchorOcc.anchor += ' ' + attribs.alt;
+              anchorLen += attribs.alt.length + 1;
+            }
+            break;
+        }
+
+        if (BOILERPLATE_TAGS.has(name)) {
+          flags |= F_BOILER;
+          if (HIDDEN_TAGS.has(name)) flags |= F_HIDDEN;
+          if (name === 'svg') flags |= F_SVG;
+        } else if (boilerDepth === 0) {
+          // Attribute heuristics only matter while still in main content.
+          const role = attribs.role;
+          if (
+            attribs.hidden !== undefined ||
+            (role !== undefined && BOILERPLATE_ROLES.has(role.trim().toLowerCase())) ||
+            (!CLASS_RULE_EXEMPT.has(name) &&
+              ((attribs.class !== undefined && BOILERPLATE_WORDS.test(attribs.class)) ||
+                (attribs.id !== undefined && BOILERPLATE_WORDS.test(attribs.id))))
+          ) {
+            flags |= F_BOILER;
+            if (attribs.hidden !== undefined) flags |= F_HIDDEN;
+          }
+        }
+        if (!INLINE_TAGS.has(name)) {
+          flags |= F_BREAK;
+          pendingBreak = true;
+        }
+        if (flags & F_BOILER) boilerDepth++;
+        if (flags & F_HIDDEN) hiddenDepth++;
+        if (flags & F_SVG) svgDepth++;
+        stack.push(flags);
+      },
+
+      ontext(data) {
+        if (titleDepth > 0) {
+          if (titleBuf.length < MAX_TITLE_CHARS * 2) titleBuf += data;
+          return;
+        }
+        if (hiddenDepth > 0) return;
+        if (anchorOcc !== null && anchorLen < MAX_ANCHOR_CHARS * 2) {
+          anchorOcc.anchor += data;
+          anchorLen += data.length;
+        }
+        if (boilerDepth === 0) {
+          if (mainLen < maxText) {
+            if (pendingBreak) {
+              main.push(' ');
+              pendingBreak = false;
+            }
+            main.push(data);
+            mainLen += data.length + 1;
+          }
+        } else if (auxLen < maxText && mainLen === 0) {
+          if (pendingBreak) aux.push(' ');
+          aux.push(data);
+          auxLen += data.length + 1;
+        }
+      },
+
+      onclosetag() {
+        const flags = stack.pop();
+        if (flags === undefined) return;
+        if (flags & F_BOILER) boilerDepth--;
+        if (flags & F_HIDDEN) hiddenDepth--;
+        if (flags & F_SVG) svgDepth--;
+        if (flags & F_TITLE) {
+          titleDepth--;
+          title = collapse(titleBuf, MAX_TITLE_CHARS);
+        }
+        if (flags & F_ANCHOR) anchorOcc = null;
+        if (flags & F_BREAK) pendingBreak = true;
+      },
+    },
+    { decodeEntities: true },
+  );
+
+  try {
+    parser.end(html);
+  } catch {
+    // htmlparser2 is lenient; this only guards against the unexpected. Keep what was gathered.
+  }
+  if (titleDepth > 0 && title === null) title = collapse(titleBuf, MAX_TITLE_CHARS);
+
+  // Resolve and deduplicate.
+  const pageNorm = normalizeUrl(pageUrl, undefined, opts);
+  const self = pageNorm.ok ? pageNorm.url : pageUrl;
+  const baseUrl = baseHref ?? self;
+  const links: ExtractedLink[] = [];
+  const byUrl = new Map<string, ExtractedLink>();
+  // raw href → normalised URL, or one of the two markers (never valid URLs themselves)
+  const resolved = new Map<string, string>();
+  const INVALID = '!';
+  const SKIPPED = '';
+  let invalidLinks = 0;
+  let skippedLinks = 0;
+  for (const occ of occurrences) {
+    let url = resolved.get(occ.raw);
+    if (url === undefined) {
+      const r = normalizeUrl(occ.raw, baseUrl, opts);
+      if (r.ok) url = r.url === self ? SKIPPED : r.url;
+      else url = r.reason === 'invalid' || r.reason === 'too-long' ? INVALID : SKIPPED;
+      resolved.set(occ.raw, url);
+    }
+    if (url === INVALID) {
+      invalidLinks++;
+      continue;
+    }
+    if (url === SKIPPED) {
+      skippedLinks++;
+      continue;
+    }
+    const existing = byUrl.get(url);
+    if (existing !== undefined) {
+      existing.nofollow &&= occ.nofollow;
+      if (existing.anchor === '' && occ.anchor !== '') existing.anchor = collapse(occ.anchor, MAX_ANCHOR_CHARS);
+      continue;
+    }
+    if (links.length >= maxLinks) continue;
+    const link: ExtractedLink = {
+      url,
+      nofollow: occ.nofollow,
+      anchor: occ.anchor === '' ? '' : collapse(occ.anchor, MAX_ANCHOR_CHARS),
+      tag: occ.tag,
+    };
+    byUrl.set(url, link);
+    links.push(link);
+  }
+
+  let canonical: string | null = null;
+  if (canonicalHref !== null) {
+    const r = normalizeUrl(canonicalHref, baseUrl, opts);
+    if (r.ok) canonical = r.url;
+  }
+
+  const textParts = mainLen > 0 ? main : aux;
+  const text = collapse(textParts.join(''), maxText);
+
+  return { title, lang, baseUrl, canonical, noindex, nofollowAll, links, invalidLinks, skippedLinks, text };
+}

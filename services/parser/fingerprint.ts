@@ -1,0 +1,200 @@
+/**
+ * Content fingerprints: an exact MD5 of the body and a 64-bit simhash of the page's main text,
+ * which stays within a few bits when only boilerplate-like details change and moves far when the
+ * content itself does.
+ *
+ * Simhash: the main text is lower-cased and cut into tokens — runs of letters/digits, and each
+ * Han/Hiragana/Katakana character on its own (those scripts do not separate words with spaces).
+ * Tokens made only of digits all hash alike: dates, counters and timestamps are the most common
+ * noise inside otherwise unchanged text (the MD5 still tells any byte change apart).
+ * Features are `SHINGLE` consecutive tokens; every feature gets a 64-bit hash made of two
+ * independent 32-bit hashes (FNV-1a over the token with two different offset bases, combined
+ * per shingle with a murmur3-style finaliser), so no BigInt is needed in the loop. Each of the
+ * 64 bit positions sums +1/−1 over all features; the fingerprint bit is set where the sum is > 0.
+ */
+import { createHash } from 'node:crypto';
+
+/** MD5 of the body as UTF-8 bytes (or of the raw bytes), lower-case hex. */
+export function md5Hex(body: string | Uint8Array): string {
+  const h = createHash('md5');
+  if (typeof body === 'string') h.update(body, 'utf8');
+  else h.update(body);
+  return h.digest('hex');
+}
+
+/** Tokens per feature. */
+export const SHINGLE = 3;
+
+const FNV_PRIME = 0x01000193;
+const FNV_OFFSET_A = 0x811c9dc5;
+const FNV_OFFSET_B = 0x050c5d1f;
+
+// Stand-in hashes for every all-digit token.
+const NUMBER_A = 0x2f6b1d3a;
+const NUMBER_B = 0x61c88647;
+
+function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+// 1 = ASCII letter or digit.
+const ASCII_WORD = new Uint8Array(128);
+for (let c = 48; c <= 57; c++) ASCII_WORD[c] = 1;
+for (let c = 97; c <= 122; c++) ASCII_WORD[c] = 1;
+for (let c = 65; c <= 90; c++) ASCII_WORD[c] = 1;
+
+/** Non-ASCII characters that separate words: spaces, punctuation and symbol blocks. */
+function isNonAsciiSeparator(c: number): boolean {
+  return (
+    (c >= 0x80 && c <= 0xbf && c !== 0xaa && c !== 0xb5 && c !== 0xba) || // Latin-1 punctuation, nbsp
+    c === 0xd7 ||
+    c === 0xf7 ||
+    (c >= 0x2000 && c <= 0x2bff) || // general punctuation … misc symbols and arrows
+    (c >= 0x3000 && c <= 0x303f) || // CJK symbols and punctuation
+    (c >= 0xfe30 && c <= 0xfe4f) || // CJK compatibility forms
+    (c >= 0xff00 && c <= 0xff0f) || // fullwidth punctuation
+    (c >= 0xff1a && c <= 0xff20) ||
+    (c >= 0xff3b && c <= 0xff40) ||
+    (c >= 0xff5b && c <= 0xff65) ||
+    c === 0xfeff
+  );
+}
+
+/** Characters that form a token of their own. */
+function isCjk(c: number): boolean {
+  return (
+    (c >= 0x3040 && c <= 0x30ff) || // Hiragana, Katakana
+    (c >= 0x3400 && c <= 0x4dbf) || // CJK extension A
+    (c >= 0x4e00 && c <= 0x9fff) || // CJK unified ideographs
+    (c >= 0xf900 && c <= 0xfaff) || // CJK compatibility ideographs
+    (c >= 0xff66 && c <= 0xff9f) || // halfwidth Katakana
+    (c >= 0xd840 && c <= 0xd87f) // high surrogates of the supplementary ideographic plane
+  );
+}
+
+/**
+ * Calls `emit(hashA, hashB)` for every token of `text` (two independent 32-bit hashes).
+ * Exposed for tests; the hashing loop allocates nothing per token.
+ */
+export function forEachToken(text: string, emit: (a: number, b: number) => void): void {
+  const s = text.toLowerCase();
+  const n = s.length;
+  let a = FNV_OFFSET_A;
+  let b = FNV_OFFSET_B;
+  let inToken = false;
+  let digitsOnly = true;
+  const flush = (): void => {
+    if (digitsOnly) emit(NUMBER_A, NUMBER_B);
+    else emit(a >>> 0, b >>> 0);
+    a = FNV_OFFSET_A;
+    b = FNV_OFFSET_B;
+    inToken = false;
+    digitsOnly = true;
+  };
+  for (let i = 0; i < n; i++) {
+    let c = s.charCodeAt(i);
+    let word: boolean;
+    if (c < 128) word = ASCII_WORD[c] === 1;
+    else if (isCjk(c)) {
+      if (inToken) flush();
+      a = Math.imul(FNV_OFFSET_A ^ c, FNV_PRIME);
+      b = Math.imul(FNV_OFFSET_B ^ c, FNV_PRIME);
+      // keep a surrogate pair together
+      if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+        c = s.charCodeAt(++i);
+        a = Math.imul(a ^ c, FNV_PRIME);
+        b = Math.imul(b ^ c, FNV_PRIME);
+      }
+      digitsOnly = false;
+      flush();
+      continue;
+    } else word = !isNonAsciiSeparator(c);
+    if (word) {
+      a = Math.imul(a ^ c, FNV_PRIME);
+      b = Math.imul(b ^ c, FNV_PRIME);
+      if (c < 48 || c > 57) digitsOnly = false;
+      inToken = true;
+    } else if (inToken) flush();
+  }
+  if (inToken) flush();
+}
+
+const EMPTY_FINGERPRINT = '0000000000000000';
+
+function hex8(x: number): string {
+  return (x >>> 0).toString(16).padStart(8, '0');
+}
+
+/** 64-bit simhash of `text` as 16 lower-case hex characters (all zero for text without tokens). */
+export function simhash(text: string): string {
+  const sums = new Int32Array(64);
+  // ring of the last SHINGLE-1 token hashes
+  const ringA = new Int32Array(SHINGLE);
+  const ringB = new Int32Array(SHINGLE);
+  let tokens = 0;
+  let features = 0;
+
+  const addFeature = (lo: number, hi: number): void => {
+    features++;
+    for (let bit = 0; bit < 32; bit++) {
+      sums[bit]! += ((lo >>> bit) & 1) * 2 - 1;
+      sums[bit + 32]! += ((hi >>> bit) & 1) * 2 - 1;
+    }
+  };
+
+  forEachToken(text, (a, b) => {
+    ringA[tokens % SHINGLE] = a;
+    ringB[tokens % SHINGLE] = b;
+    tokens++;
+    if (tokens < SHINGLE) return;
+    // order-sensitive combination of the shingle's token hashes
+    let lo = 0x9e3779b9;
+    let hi = 0x7f4a7c15;
+    for (let k = 0; k < SHINGLE; k++) {
+      const idx = (tokens - SHINGLE + k) % SHINGLE;
+      lo = fmix32((lo ^ ringA[idx]!) + k);
+      hi = fmix32((hi ^ ringB[idx]!) + k);
+    }
+    addFeature(lo, hi);
+  });
+  // texts shorter than a shingle still deserve a fingerprint
+  if (features === 0 && tokens > 0) {
+    for (let k = 0; k < tokens; k++) addFeature(fmix32(ringA[k]!), fmix32(ringB[k]!));
+  }
+  if (tokens === 0) return EMPTY_FINGERPRINT;
+
+  let lo = 0;
+  let hi = 0;
+  for (let bit = 0; bit < 32; bit++) {
+    if (sums[bit]! > 0) lo |= 1 << bit;
+    if (sums[bit + 32]! > 0) hi |= 1 << bit;
+  }
+  return hex8(hi) + hex8(lo);
+}
+
+function popcount32(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  x = (x + (x >>> 4)) & 0x0f0f0f0f;
+  return Math.imul(x, 0x01010101) >>> 24;
+}
+
+const FP_RE = /^[0-9a-f]{16}$/i;
+
+/** Number of differing bits between two 16-hex-character fingerprints. */
+export function hammingDistance(a: string, b: string): number {
+  if (!FP_RE.test(a) || !FP_RE.test(b)) throw new RangeError(`not a 64-bit hex fingerprint: ${a} / ${b}`);
+  const hi = parseInt(a.slice(0, 8), 16) ^ parseInt(b.slice(0, 8), 16);
+  const lo = parseInt(a.slice(8), 16) ^ parseInt(b.slice(8), 16);
+  return popcount32(hi) + popcount32(lo);
+}
+
+/** Near-duplicate test: at most `threshold` differing bits. */
+export function isSameContent(fpA: string, fpB: string, threshold = 3): boolean {
+  return hammingDistance(fpA, fpB) <= threshold;
+}

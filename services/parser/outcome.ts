@@ -1,0 +1,236 @@
+/**
+ * From one fetched page (a `pages` record) to what the scheduler learns on `links`: one outcome
+ * for the request and one discovered link per followable out-link.
+ *
+ * Classification (first match wins):
+ *   error present or status 0 → error          304 → not-modified
+ *   2xx: HTML → ok, else → not-html            other 3xx (redirect not followed) → redirect
+ *   404, 410 → gone                            other 4xx → client-error
+ *   5xx → server-error                         anything else (1xx, ≥ 600) → error
+ * For reason=robots a 2xx is `ok` whatever its content type; the robots.txt status and body are
+ * handed back in `outcome.robots` and nothing is parsed as HTML.
+ *
+ * Link rules:
+ *   - links are only emitted for `ok` HTML pages without a nofollow from `<meta name=robots>`
+ *     (or the bot token) or from `X-Robots-Tag`; per-link rel nofollow/ugc/sponsored are skipped;
+ *   - `outDegree` is the number of emitted links;
+ *   - `depth` = request.depth + 1;
+ *   - `cgiHops` counts consecutive hops out of dynamic pages (isDynamicUrl of the page's final URL):
+ *     a link found on a dynamic page gets request.cgiHops + 1, one found on a static page gets 0.
+ *     The scheduler drops targets whose cgiHops exceeds its limit, which bounds how far a crawl
+ *     can wander through generated pages (calendars, session ids, faceted search) without
+ *     limiting depth through static pages;
+ *   - `contribution` = (max(score, 0) + 1) / outDegree: the page's incremental-PageRank mass plus
+ *     one, split equally over its out-links;
+ *   - a `link rel=canonical` that differs from the final URL and is on the same site is emitted
+ *     too (and counted in outDegree); cross-site canonicals are ignored so a page cannot push
+ *     crawl budget onto another site through an invisible link.
+ *   Relative links of a redirected page resolve against its finalUrl.
+ */
+import type { PageRecord } from '../../schemas/pages.ts';
+import type { DiscoveredLink, OutcomeLink } from '../../schemas/links.ts';
+import { SCHEMA_VERSION } from '../../schemas/common.ts';
+import { extractPage, parseRobotsDirectives, type Extracted, type ExtractOptions } from './extract.ts';
+import { md5Hex, simhash } from './fingerprint.ts';
+import { hostOf, isDynamicUrl, normalizeUrl, siteOf } from './url.ts';
+
+export interface RecordPointer {
+  topic: string;
+  partition: number;
+  offset: string;
+}
+
+export type OutcomeOptions = ExtractOptions;
+
+export interface PageRecords {
+  outcome: OutcomeLink;
+  links: DiscoveredLink[];
+  /** The extraction, when the page was parsed as HTML (for callers that want more detail). */
+  extracted?: Extracted;
+}
+
+type Result = OutcomeLink['result'];
+
+const MAX_RETRY_AFTER_MS = 30 * 24 * 60 * 60 * 1000;
+const MAX_ETAG = 1024;
+const MAX_LAST_MODIFIED = 256;
+const MAX_ANCHOR = 512;
+
+const HTML_TYPES = /^\s*(?:text\/html|application\/xhtml\+xml)\s*(?:;|$)/i;
+const HTML_SNIFF = /^\s*(?:<!--[\s\S]*?-->\s*)*<(?:!doctype\s+html|html|head|body)[\s>]/i;
+
+/** HTML by Content-Type, or by the first bytes when the server sent none. */
+export function isHtml(contentType: string | undefined, body: string | undefined): boolean {
+  if (contentType !== undefined && contentType.trim() !== '') return HTML_TYPES.test(contentType);
+  return body !== undefined && HTML_SNIFF.test(body.slice(0, 1024).replace(/^\uFEFF/, ''));
+}
+
+/** Classifies a fetch by its status and error; see the module comment for the table. */
+export function classify(page: Pick<PageRecord, 'status' | 'error' | 'contentType' | 'body' | 'request'>): Result {
+  const { status } = page;
+  if (page.error !== undefined || status === 0) return 'error';
+  if (status === 304) return 'not-modified';
+  if (status >= 200 && status < 300) {
+    if (page.request.reason === 'robots') return 'ok';
+    return isHtml(page.contentType, page.body) ? 'ok' : 'not-html';
+  }
+  if (status >= 300 && status < 400) return 'redirect';
+  if (status === 404 || status === 410) return 'gone';
+  if (status >= 400 && status < 500) return 'client-error';
+  if (status >= 500 && status < 600) return 'server-error';
+  return 'error';
+}
+
+/**
+ * Retry-After as milliseconds from `now`: delta-seconds or an HTTP date; undefined when absent or
+ * unparsable. Dates in the past give 0; values are capped at 30 days.
+ */
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim();
+  if (v === '') return undefined;
+  let ms: number;
+  if (/^\d+$/.test(v)) ms = Number(v) * 1000;
+  else {
+    const at = Date.parse(v);
+    if (Number.isNaN(at)) return undefined;
+    ms = at - now;
+  }
+  return Math.round(Math.min(MAX_RETRY_AFTER_MS, Math.max(0, ms)));
+}
+
+/**
+ * X-Robots-Tag: comma-separated directives, optionally scoped by a `agent:` prefix
+ * (`googlebot: noindex`); unscoped ones and those for `botToken` apply.
+ */
+export function parseXRobotsTag(value: string | undefined, botToken: string): { noindex: boolean; nofollow: boolean } {
+  const res = { noindex: false, nofollow: false };
+  if (value === undefined) return res;
+  const token = botToken.toLowerCase();
+  let applies = true;
+  for (let part of value.split(',')) {
+    const m = /^\s*([a-z0-9_.-]+)\s*:(.*)$/i.exec(part);
+    // `unavailable_after: <date>` and `max-snippet: 20` are directives, not agent scopes
+    if (m && m[1] && !/^(?:unavailable_after|max-snippet|max-image-preview|max-video-preview)$/i.test(m[1])) {
+      applies = m[1].toLowerCase() === token;
+      part = m[2] ?? '';
+    }
+    if (!applies) continue;
+    const d = parseRobotsDirectives(part);
+    res.noindex ||= d.noindex;
+    res.nofollow ||= d.nofollow;
+  }
+  return res;
+}
+
+function validatorsOf(headers: Record<string, string>): OutcomeLink['validators'] {
+  const etag = headers['etag'];
+  const lastModified = headers['last-modified'];
+  const v: NonNullable<OutcomeLink['validators']> = {};
+  if (etag !== undefined && etag !== '' && etag.length <= MAX_ETAG) v.etag = etag;
+  if (lastModified !== undefined && lastModified !== '' && lastModified.length <= MAX_LAST_MODIFIED) {
+    v.lastModified = lastModified;
+  }
+  return v.etag !== undefined || v.lastModified !== undefined ? v : undefined;
+}
+
+/** Turns one `pages` record into the outcome and discovered links for the `links` topic. */
+export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: OutcomeOptions = {}): PageRecords {
+  const req = page.request;
+  const result = classify(page);
+  const botToken = opts.botToken ?? 'meguri';
+
+  const outcome: OutcomeLink = {
+    v: SCHEMA_VERSION,
+    type: 'outcome',
+    requestId: req.requestId,
+    url: req.url,
+    reason: req.reason,
+    finalUrl: page.finalUrl,
+    status: page.status,
+    result,
+    outDegree: 0,
+    fetch: { totalMs: page.timing.totalMs, bytes: page.bytes },
+    fetchedAt: page.fetchedAt,
+  };
+  if (page.timing.ttfbMs !== undefined) outcome.fetch.ttfbMs = page.timing.ttfbMs;
+  if (page.connectionClosed !== undefined) outcome.fetch.connectionClosed = page.connectionClosed;
+  if (page.error !== undefined) outcome.errorCode = page.error.code;
+  if (page.serverIp !== undefined) outcome.serverIp = page.serverIp;
+  if (pointer !== undefined) outcome.page = { topic: pointer.topic, partition: pointer.partition, offset: pointer.offset };
+  if (page.status === 429 || page.status === 503) {
+    const ra = parseRetryAfter(page.headers['retry-after'], page.fetchedAt);
+    if (ra !== undefined) outcome.retryAfterMs = ra;
+  }
+
+  if (req.reason === 'robots') {
+    const robots: NonNullable<OutcomeLink['robots']> = { status: page.status };
+    if (result === 'ok' && page.body !== undefined) robots.body = page.body;
+    if (page.error !== undefined) robots.errorCode = page.error.code;
+    outcome.robots = robots;
+    return { outcome, links: [] };
+  }
+
+  if (result === 'ok' || result === 'not-modified' || result === 'not-html') {
+    const v = validatorsOf(page.headers);
+    if (v !== undefined) outcome.validators = v;
+  }
+  if (result === 'not-html' && page.body !== undefined) outcome.md5 = md5Hex(page.body);
+  if (result !== 'ok') return { outcome, links: [] };
+
+  const body = page.body ?? '';
+  const ex = extractPage(body, page.finalUrl, opts);
+  const header = parseXRobotsTag(page.headers['x-robots-tag'], botToken);
+  const noindex = ex.noindex || header.noindex;
+  const nofollowAll = ex.nofollowAll || header.nofollow;
+
+  outcome.md5 = md5Hex(body);
+  outcome.fingerprint = simhash(ex.text);
+  if (ex.title !== null && ex.title !== '') outcome.title = ex.title;
+  outcome.noindex = noindex;
+
+  if (nofollowAll) return { outcome, links: [], extracted: ex };
+
+  const targets: { url: string; anchor: string }[] = [];
+  for (const l of ex.links) if (!l.nofollow) targets.push({ url: l.url, anchor: l.anchor });
+
+  const sourceHost = hostOf(page.finalUrl);
+  const sourceSite = siteOf(sourceHost);
+  if (ex.canonical !== null) {
+    const self = normalizeUrl(page.finalUrl, undefined, opts);
+    const selfUrl = self.ok ? self.url : page.finalUrl;
+    if (
+      ex.canonical !== selfUrl &&
+      siteOf(hostOf(ex.canonical)) === sourceSite &&
+      !targets.some((t) => t.url === ex.canonical)
+    ) {
+      targets.push({ url: ex.canonical, anchor: '' });
+    }
+  }
+
+  const outDegree = targets.length;
+  outcome.outDegree = outDegree;
+  if (outDegree === 0) return { outcome, links: [], extracted: ex };
+
+  const depth = req.depth + 1;
+  const cgiHops = isDynamicUrl(page.finalUrl) ? req.cgiHops + 1 : 0;
+  const contribution = (Math.max(0, req.score) + 1) / outDegree;
+  const links: DiscoveredLink[] = new Array<DiscoveredLink>(outDegree);
+  for (let i = 0; i < outDegree; i++) {
+    const t = targets[i]!;
+    const link: DiscoveredLink = {
+      v: SCHEMA_VERSION,
+      type: 'link',
+      url: t.url,
+      source: page.finalUrl,
+      depth,
+      cgiHops,
+      contribution,
+      sameSite: siteOf(hostOf(t.url)) === sourceSite,
+      foundAt: page.fetchedAt,
+    };
+    if (t.anchor !== '') link.anchor = t.anchor.length > MAX_ANCHOR ? t.anchor.slice(0, MAX_ANCHOR) : t.anchor;
+    links[i] = link;
+  }
+  return { outcome, links, extracted: ex };
+}

@@ -1,0 +1,221 @@
+/**
+ * URL normalisation shared by the parser (discovered links) and the scheduler (seeds), so one page
+ * always has one spelling and the scheduler's "seen" set deduplicates reliably.
+ *
+ * normalizeUrl() applies, in order:
+ *   1. WHATWG `URL` parsing relative to `base` (lower-cases scheme and host, IDN → punycode,
+ *      removes the scheme's default port, resolves `.`/`..` segments, empty path → `/`);
+ *   2. only `http:`/`https:` survive (javascript:, mailto:, data:, ftp: … are rejected);
+ *   3. the fragment, user name and password are dropped (never sent, never part of identity),
+ *      as are an empty query (`?`) and one trailing dot of the host (`example.com.`);
+ *   4. the optional server-alias map rewrites the host name (`www.example.com` → `example.com`);
+ *   5. percent-escapes in path and query get upper-case hex, and escapes of unreserved characters
+ *      (`A-Z a-z 0-9 - . _ ~`) are decoded; reserved ones (`%2F`, `%3F`, `%26` …) stay encoded;
+ *   6. the result must be at most `maxLength` (2048) characters.
+ */
+import { parse as parseDomain } from 'tldts';
+
+export const MAX_URL_LENGTH = 2048;
+
+export type RejectReason =
+  | 'empty' // nothing but whitespace
+  | 'invalid' // WHATWG parser refused it (bad host, bad port, no base for a relative URL …)
+  | 'scheme' // parsed, but not http(s)
+  | 'too-long'; // longer than maxLength after normalisation
+
+export type NormalizeResult = { ok: true; url: string } | { ok: false; reason: RejectReason };
+
+export interface NormalizeOptions {
+  /** Host-name aliases, lower-case: `{ 'www.example.com': 'example.com' }`. */
+  aliases?: ReadonlyMap<string, string> | Readonly<Record<string, string>>;
+  /** Maximum length of the normalised URL; default 2048. */
+  maxLength?: number;
+}
+
+// Cheap pre-filter: an input this many times longer than the limit cannot shrink enough to fit
+// (only whitespace, tabs/newlines and dot segments get removed), so it is not worth parsing.
+const RAW_LENGTH_FACTOR = 4;
+
+function aliasFor(
+  aliases: ReadonlyMap<string, string> | Readonly<Record<string, string>>,
+  host: string,
+): string | undefined {
+  if (aliases instanceof Map) return aliases.get(host);
+  const rec = aliases as Readonly<Record<string, string>>;
+  return Object.hasOwn(rec, host) ? rec[host] : undefined;
+}
+
+function hexValue(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48; // 0-9
+  const l = c | 0x20;
+  if (l >= 97 && l <= 102) return l - 87; // a-f
+  return -1;
+}
+
+function isUnreserved(c: number): boolean {
+  return (
+    (c >= 65 && c <= 90) || // A-Z
+    (c >= 97 && c <= 122) || // a-z
+    (c >= 48 && c <= 57) || // 0-9
+    c === 45 || // -
+    c === 46 || // .
+    c === 95 || // _
+    c === 126 // ~
+  );
+}
+
+const HEX_UPPER = '0123456789ABCDEF';
+
+/**
+ * Upper-cases the hex digits of every `%xx` and decodes those that encode an unreserved
+ * character. A `%` not followed by two hex digits is left alone (browsers send it verbatim).
+ */
+export function normalizePercentEncoding(s: string): string {
+  let i = s.indexOf('%');
+  if (i === -1) return s;
+  let out = '';
+  let last = 0;
+  while (i !== -1) {
+    if (i + 2 < s.length) {
+      const hi = hexValue(s.charCodeAt(i + 1));
+      const lo = hexValue(s.charCodeAt(i + 2));
+      if (hi >= 0 && lo >= 0) {
+        const code = hi * 16 + lo;
+        out += s.slice(last, i);
+        out += isUnreserved(code) ? String.fromCharCode(code) : '%' + HEX_UPPER[hi] + HEX_UPPER[lo];
+        last = i + 3;
+        i = s.indexOf('%', last);
+        continue;
+      }
+    }
+    i = s.indexOf('%', i + 1);
+  }
+  return last === 0 ? s : out + s.slice(last);
+}
+
+/** Normalises `raw` (resolved against `base` when relative). Never throws. */
+export function normalizeUrl(raw: string, base?: string | URL, opts?: NormalizeOptions): NormalizeResult {
+  const maxLength = opts?.maxLength ?? MAX_URL_LENGTH;
+  if (raw.length > maxLength * RAW_LENGTH_FACTOR) return { ok: false, reason: 'too-long' };
+  const trimmed = raw.trim();
+  if (trimmed === '') return { ok: false, reason: 'empty' };
+
+  let u: URL;
+  try {
+    u = new URL(trimmed, base);
+  } catch {
+    return { ok: false, reason: 'invalid' };
+  }
+  const scheme = u.protocol;
+  if (scheme !== 'http:' && scheme !== 'https:') return { ok: false, reason: 'scheme' };
+
+  let hostname = u.hostname;
+  if (hostname === '') return { ok: false, reason: 'invalid' };
+  if (hostname.length > 1 && hostname.endsWith('.')) hostname = hostname.slice(0, -1);
+  if (opts?.aliases) hostname = aliasFor(opts.aliases, hostname) ?? hostname;
+  const host = u.port === '' ? hostname : `${hostname}:${u.port}`;
+
+  const path = normalizePercentEncoding(u.pathname);
+  // `search` is '' for both "no query" and a bare '?', which drops the empty query too.
+  const search = normalizePercentEncoding(u.search);
+  const url = `${scheme}//${host}${path}${search}`;
+  if (url.length > maxLength) return { ok: false, reason: 'too-long' };
+  return { ok: true, url };
+}
+
+/**
+ * The host of an absolute http(s) URL: lower-case host name plus the port when it is not the
+ * default one (robots.txt and politeness both apply per scheme+host+port authority).
+ * Returns '' when `url` is not an absolute URL.
+ */
+export function hostOf(url: string): string {
+  const start = url.indexOf('://');
+  if (start > 0 && start < 6) {
+    let end = start + 3;
+    let plain = true;
+    for (; end < url.length; end++) {
+      const c = url.charCodeAt(end);
+      if (c === 47 /* / */ || c === 63 /* ? */ || c === 35 /* # */) break;
+      // userinfo, upper case, a port or escapes: let the real parser decide
+      if (c === 64 /* @ */ || c === 58 /* : */ || c === 37 /* % */ || c === 92 /* \ */ || (c >= 65 && c <= 90)) {
+        plain = false;
+      }
+    }
+    if (plain && end > start + 3) return url.slice(start + 3, end);
+  }
+  try {
+    return new URL(url).host;
+  } catch {
+    return '';
+  }
+}
+
+// Extensions of server-side scripts whose output is typically generated per request.
+const DYNAMIC_EXT = new Set([
+  'cgi', 'fcgi', 'pl', 'php', 'php3', 'php4', 'php5', 'phtml', 'asp', 'aspx', 'ashx', 'jsp', 'jspx',
+  'do', 'action', 'cfm', 'cfml', 'dll', 'exe', 'py', 'rb',
+]);
+
+/**
+ * A URL is "dynamic" (a candidate spider trap) when
+ *   - it has a non-empty query string, or
+ *   - its path has a `;` (matrix/session parameters such as `;jsessionid=`), or
+ *   - a path segment is `cgi-bin` (any case), or
+ *   - the last path segment ends in a script extension: .cgi .fcgi .pl .php(3|4|5) .phtml .asp
+ *     .aspx .ashx .jsp .jspx .do .action .cfm .cfml .dll .exe .py .rb
+ * Expects a normalised URL (no fragment); anything unparsable counts as not dynamic.
+ */
+export function isDynamicUrl(url: string): boolean {
+  const schemeEnd = url.indexOf('://');
+  if (schemeEnd < 0) return false;
+  const pathStart = url.indexOf('/', schemeEnd + 3);
+  const q = url.indexOf('?', schemeEnd + 3);
+  if (q >= 0 && q < url.length - 1) return true;
+  if (pathStart < 0 || (q >= 0 && q < pathStart)) return false;
+  let path = url.slice(pathStart, q >= 0 ? q : undefined);
+  const hash = path.indexOf('#');
+  if (hash >= 0) path = path.slice(0, hash);
+  if (path.includes(';')) return true;
+  const lower = path.toLowerCase();
+  if (lower.includes('/cgi-bin/') || lower.endsWith('/cgi-bin')) return true;
+  const lastSlash = lower.lastIndexOf('/');
+  const dot = lower.lastIndexOf('.');
+  if (dot <= lastSlash) return false;
+  return DYNAMIC_EXT.has(lower.slice(dot + 1));
+}
+
+const siteCache = new Map<string, string>();
+const SITE_CACHE_MAX = 50_000;
+
+/** Strips a `:port` suffix, keeping IPv6 literals (`[::1]:8080` → `[::1]`). */
+function stripPort(host: string): string {
+  if (host.startsWith('[')) {
+    const close = host.indexOf(']');
+    return close > 0 ? host.slice(0, close + 1) : host;
+  }
+  const colon = host.lastIndexOf(':');
+  return colon >= 0 ? host.slice(0, colon) : host;
+}
+
+/**
+ * The site a host belongs to, for "same site" decisions:
+ *   - the registrable domain (public suffix + one label) when the host's suffix is on the Public
+ *     Suffix List, ICANN or private section (`a.b.example.co.uk` → `example.co.uk`,
+ *     `alice.github.io` → `alice.github.io` since github.io is a private suffix);
+ *   - otherwise the full host name: IP addresses, `localhost`, and names under suffixes the list
+ *     does not know, so every `hN.sim.test` host of the simulated web is its own site.
+ * The port is ignored. Lower-case input expected (hostOf() output).
+ */
+export function siteOf(host: string): string {
+  const cached = siteCache.get(host);
+  if (cached !== undefined) return cached;
+  const name = stripPort(host);
+  let site = name;
+  if (!name.startsWith('[')) {
+    const r = parseDomain(name, { allowPrivateDomains: true, extractHostname: false });
+    if (r.isIp !== true && (r.isIcann === true || r.isPrivate === true) && r.domain) site = r.domain;
+  }
+  if (siteCache.size >= SITE_CACHE_MAX) siteCache.clear();
+  siteCache.set(host, site);
+  return site;
+}
