@@ -183,6 +183,7 @@ choose_ports() {
     }
     (async () => {
       let ports = prev[0] && prev[1] && prev[0] !== prev[1] ? await grab(prev) : null;
+      if (prev[0] && !ports) console.error(`kafka.sh: previous ports ${prev.join(", ")} are taken; choosing new ones`);
       for (let i = 0; !ports && i < 50; i++) {
         const a = 20000 + Math.floor(Math.random() * 12000);
         const b = 20000 + Math.floor(Math.random() * 12000);
