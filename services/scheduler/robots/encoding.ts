@@ -14,8 +14,8 @@
  *   slashes of a query that was sent unencoded, as a byte-wise matcher would;
  * - a literal `*` or `$` is always kept encoded (`%2A`, `%24`), so in a canonical pattern a bare `*`
  *   is always the wildcard (RFC 9309 §2.2.3: `%2A` in a rule matches a `*` in the URL);
- * - ASCII characters that may not appear unencoded in a URI (controls, space, `"<>\^`{|}`) and a
- *   `%` not followed by two hex digits are encoded.
+ * - ASCII characters that may not appear unencoded in a URI (controls, space, `"`, `<`, `>`, `\`,
+ *   `^`, backtick, `{`, `|`, `}`) and a `%` not followed by two hex digits are encoded.
  *
  * The result is ASCII, so string length equals octet length: that is what rule precedence counts.
  */
