@@ -160,6 +160,7 @@ ensure_jars() {
 choose_ports() {
   local prev_b=0 prev_c=0
   if [[ -s $PORTS_FILE ]]; then read -r prev_b prev_c <"$PORTS_FILE" || true; fi
+  # shellcheck disable=SC2016 # JavaScript template literals, not shell
   node -e '
     const net = require("node:net");
     const host = process.argv[1];
