@@ -1,0 +1,107 @@
+/**
+ * Content handling that needs no network: which types are worth a body, binary detection, and
+ * charset sniffing/decoding (WHATWG order for HTML: BOM, transport charset, <meta>, windows-1252).
+ */
+import { getEncoding } from 'encoding-sniffer';
+import iconv from 'iconv-lite';
+
+/** How a body is decoded: HTML rules, plain text (robots.txt) or XML (sitemaps, feeds). */
+export type TextKind = 'html' | 'text' | 'xml';
+
+const TEXT_TYPES: ReadonlyMap<string, TextKind> = new Map([
+  ['text/html', 'html'],
+  ['application/xhtml+xml', 'html'],
+  ['text/plain', 'text'],
+  ['application/xml', 'xml'],
+  ['text/xml', 'xml'],
+  ['application/rss+xml', 'xml'],
+  ['application/atom+xml', 'xml'],
+]);
+
+export interface ParsedContentType {
+  /** Lower-case `type/subtype`, parameters dropped. */
+  essence: string;
+  /** The charset parameter as written, unquoted. */
+  charset?: string;
+}
+
+const CHARSET_PARAM = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i;
+
+export function parseContentType(value: string | undefined): ParsedContentType | undefined {
+  if (value === undefined) return undefined;
+  const semi = value.indexOf(';');
+  const essence = (semi < 0 ? value : value.slice(0, semi)).trim().toLowerCase();
+  if (essence.length === 0) return undefined;
+  const out: ParsedContentType = { essence: essence.length > 256 ? essence.slice(0, 256) : essence };
+  if (semi >= 0) {
+    const m = CHARSET_PARAM.exec(value);
+    const cs = m?.[1] ?? m?.[2];
+    if (cs) out.charset = cs.trim();
+  }
+  return out;
+}
+
+/** The text kind of a content type, or undefined for types whose body is not kept. */
+export function textKindOf(essence: string): TextKind | undefined {
+  return TEXT_TYPES.get(essence);
+}
+
+/** Bytes of decoded body inspected by looksBinary. */
+export const BINARY_SNIFF_BYTES = 1024;
+
+/**
+ * True for bytes that cannot be a text document: any NUL, or more than 10 % C0 controls other than
+ * TAB, LF, FF, CR and ESC (ESC is legitimate in ISO-2022-JP). UTF-16 text has NULs, so a UTF-16 BOM
+ * or a declared UTF-16 charset exempts the body.
+ */
+export function looksBinary(buf: Uint8Array, declaredCharset?: string): boolean {
+  const n = Math.min(buf.length, BINARY_SNIFF_BYTES);
+  if (n === 0) return false;
+  const b0 = buf[0];
+  const b1 = buf[1];
+  if ((b0 === 0xfe && b1 === 0xff) || (b0 === 0xff && b1 === 0xfe)) return false;
+  if (declaredCharset !== undefined && /^utf-?16/i.test(declaredCharset)) return false;
+  let controls = 0;
+  for (let i = 0; i < n; i++) {
+    const b = buf[i] as number;
+    if (b >= 0x20) continue;
+    if (b === 0) return true;
+    if (b !== 0x09 && b !== 0x0a && b !== 0x0c && b !== 0x0d && b !== 0x1b) controls++;
+  }
+  return controls * 10 > n;
+}
+
+/** Picks the encoding of a body: returns a WHATWG encoding name (e.g. `UTF-8`, `Shift_JIS`). */
+export function sniffEncoding(buf: Buffer, kind: TextKind, transportLabel: string | undefined): string {
+  if (kind === 'html') {
+    return getEncoding(buf, { transportLayerEncodingLabel: transportLabel, defaultEncoding: 'windows-1252' });
+  }
+  if (kind === 'xml') {
+    // The sniffer also reads <?xml encoding="..."?>; XML without any declaration is UTF-8.
+    return getEncoding(buf, { transportLayerEncodingLabel: transportLabel, defaultEncoding: 'UTF-8' });
+  }
+  // Plain text (robots.txt, RFC 9309: UTF-8): only a BOM or the header may say otherwise, so the
+  // sniffer sees just the first bytes and never hunts for <meta> in a text file.
+  return getEncoding(buf.subarray(0, 3), { transportLayerEncodingLabel: transportLabel, defaultEncoding: 'UTF-8', maxBytes: 3 });
+}
+
+export interface DecodedText {
+  text: string;
+  /** Encoding actually used. */
+  charset: string;
+}
+
+/** Decodes with iconv-lite (BOM stripped); falls back to the platform decoder, then windows-1252/UTF-8. */
+export function decodeText(buf: Buffer, encoding: string): DecodedText {
+  if (encoding === 'UTF-8') {
+    const start = buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
+    return { text: buf.toString('utf8', start), charset: 'UTF-8' };
+  }
+  if (iconv.encodingExists(encoding)) return { text: iconv.decode(buf, encoding), charset: encoding };
+  try {
+    return { text: new TextDecoder(encoding).decode(buf), charset: encoding };
+  } catch {
+    // Labels like `replacement` (WHATWG's catch-all for unsafe encodings) have no real decoder.
+    return { text: buf.toString('utf8'), charset: 'UTF-8' };
+  }
+}

@@ -1,0 +1,760 @@
+/**
+ * The fetcher core: one FrontierRecord in, one PageRecord out, never a thrown error.
+ *
+ * Built on a shared undici Agent (keep-alive pool per origin) whose connector dials the IP from our
+ * resolver while Host and TLS SNI stay the host name. Requests are driven through the low-level
+ * dispatch handler API so the body is read chunk by chunk: caps apply to wire bytes and to
+ * decompressed bytes (a gzip bomb stops at the cap), unwanted bodies are skipped early, and nothing
+ * is buffered twice.
+ */
+import { subscribe } from 'node:diagnostics_channel';
+import type { Socket } from 'node:net';
+import type { Transform } from 'node:stream';
+import { constants as zc, createBrotliDecompress, createGunzip, createInflate, createInflateRaw } from 'node:zlib';
+import { Agent, buildConnector } from 'undici';
+import type { Dispatcher } from 'undici';
+import pkg from '../../package.json' with { type: 'json' };
+import { SCHEMA_VERSION } from '../../schemas/common.ts';
+import type { FrontierRecord } from '../../schemas/frontier.ts';
+import type { PageRecord } from '../../schemas/pages.ts';
+import type { Clock } from '../runtime/clock.ts';
+import { systemClock } from '../runtime/clock.ts';
+import { BINARY_SNIFF_BYTES, decodeText, looksBinary, parseContentType, sniffEncoding, textKindOf } from './decode.ts';
+import type { TextKind } from './decode.ts';
+import { createResolver } from './dns.ts';
+import type { NameResolver, ResolveEntry, ResolverStats } from './dns.ts';
+import { classifyError, errorMessage, FetchError } from './errors.ts';
+import type { FetchErrorCode } from './errors.ts';
+import { Limiter } from './limiter.ts';
+
+export const FETCHER_VERSION: string = pkg.version;
+export const DEFAULT_CONTACT = 'https://meguri.invalid/bot';
+
+export function defaultUserAgent(contact: string = DEFAULT_CONTACT): string {
+  return `meguri/${FETCHER_VERSION} (+${contact})`;
+}
+
+export interface FetcherOptions {
+  /** Name resolution. Default: static mode over `resolve` (no DNS traffic at all). */
+  resolver?: NameResolver;
+  /** `PATTERN=IP` entries for the default static resolver; ignored when `resolver` is given. */
+  resolve?: Iterable<ResolveEntry | string>;
+  /** Source of `timing.startedAt` and `fetchedAt`. Durations and time limits are wall-clock. */
+  clock?: Clock;
+  /** Full User-Agent string (`--user-agent`). Default `meguri/<version> (+<contact>)`. */
+  userAgent?: string;
+  /** Contact URL for the default User-Agent (`--contact`). */
+  contact?: string;
+  /** Requests in flight per server IP, across all hosts on it. Default 2. */
+  perIpConcurrency?: number;
+  /** Requests in flight in total. Default 256. */
+  maxConcurrency?: number;
+  /** Kept-alive connections per origin, 1 or 2. Default 2. */
+  connectionsPerOrigin?: number;
+  /** Idle time before a kept-alive connection is closed, unless the server says less. Default 10 000. */
+  keepAliveTimeoutMs?: number;
+  /** Cap on a server's `Keep-Alive: timeout=` hint. Default 60 000. */
+  keepAliveMaxTimeoutMs?: number;
+  /** TCP connect plus TLS handshake. Default 10 000. */
+  connectTimeoutMs?: number;
+  /** From sending the request to the end of the response headers. Default 15 000. */
+  headersTimeoutMs?: number;
+  /** One request/response exchange (each redirect hop), body included. Default 30 000. */
+  totalTimeoutMs?: number;
+  /** Redirects followed before MEGURI_ERR_REDIRECT_LIMIT; 0..15. Default 5. */
+  maxRedirects?: number;
+  /** Body bytes read from the wire (before content decoding). Default 2 MiB. */
+  maxBodyBytes?: number;
+  /** Body bytes after gzip/deflate/br decoding. Default 8 MiB. */
+  maxDecodedBytes?: number;
+  /**
+   * What a cap does: `truncate` (default) keeps what fit and sets `bodyTruncated`, which is what a
+   * crawler wants from an oversized page (links near the top still count); `error` fails the fetch
+   * with MEGURI_ERR_BODY_TOO_LARGE and no body.
+   */
+  oversize?: 'truncate' | 'error';
+  /**
+   * Bodies we do not keep (non-text types, redirects) are read and thrown away up to this many
+   * bytes so the connection can be reused; longer ones are cut by closing it. Default 64 KiB.
+   */
+  discardBodyBytes?: number;
+  /** Accept header. */
+  accept?: string;
+  /** TLS settings for https origins. */
+  tls?: { rejectUnauthorized?: boolean; ca?: string | Buffer | (string | Buffer)[] };
+}
+
+export interface FetcherStats {
+  started: number;
+  completed: number;
+  failed: number;
+  inFlight: number;
+  waiting: number;
+  busyIps: number;
+  newConnections: number;
+  reusedConnections: number;
+  /** Requests re-sent once because a kept-alive connection turned out to be closed. */
+  staleRetries: number;
+  wireBytes: number;
+  decodedBytes: number;
+  errors: Record<string, number>;
+  dns: ResolverStats;
+}
+
+export interface Fetcher {
+  fetch(req: FrontierRecord): Promise<PageRecord>;
+  close(): Promise<void>;
+  stats(): FetcherStats;
+}
+
+const DEFAULTS = {
+  perIpConcurrency: 2,
+  maxConcurrency: 256,
+  connectionsPerOrigin: 2,
+  keepAliveTimeoutMs: 10_000,
+  keepAliveMaxTimeoutMs: 60_000,
+  connectTimeoutMs: 10_000,
+  headersTimeoutMs: 15_000,
+  totalTimeoutMs: 30_000,
+  maxRedirects: 5,
+  maxBodyBytes: 2 * 1024 * 1024,
+  maxDecodedBytes: 8 * 1024 * 1024,
+  oversize: 'truncate' as 'truncate' | 'error',
+  discardBodyBytes: 64 * 1024,
+  accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,*/*;q=0.5',
+};
+export const FETCHER_DEFAULTS: Readonly<typeof DEFAULTS> = DEFAULTS;
+
+/** Response headers copied into the record. */
+const KEPT_HEADERS = [
+  'content-type',
+  'content-length',
+  'etag',
+  'last-modified',
+  'retry-after',
+  'location',
+  'cache-control',
+  'x-robots-tag',
+  'content-language',
+  'server',
+] as const;
+const MAX_HEADER_VALUE = 2048;
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+// Truncated compressed input is decoded as far as it goes instead of failing at the end.
+const ZLIB_OPTS = { finishFlush: zc.Z_SYNC_FLUSH };
+const BROTLI_OPTS = { finishFlush: zc.BROTLI_OPERATION_FLUSH };
+
+/** Reason passed to undici when we stop reading on purpose; never surfaces in a record. */
+const STOP = new Error('response no longer needed');
+
+function ms(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  const s = typeof v === 'string' ? v : v.join(', ');
+  return s.length > MAX_HEADER_VALUE ? s.slice(0, MAX_HEADER_VALUE) : s;
+}
+
+/** A zlib header: CM = 8 and the check bits; otherwise the server sent raw deflate. */
+function isZlibWrapped(b: Buffer): boolean {
+  const b0 = b[0];
+  if (b0 === undefined || (b0 & 0x0f) !== 8) return false;
+  const b1 = b[1];
+  return b1 === undefined || ((b0 << 8) | b1) % 31 === 0;
+}
+
+function withoutHash(u: URL): string {
+  return u.hash === '' ? u.href : u.href.slice(0, u.href.length - u.hash.length);
+}
+
+function isValidHeaderValue(v: string): boolean {
+  return !/[\r\n\0]/.test(v);
+}
+
+/*
+ * Which socket served a request: undici publishes `undici:client:sendHeaders` (with the socket)
+ * synchronously right after calling the handler's onRequestStart on that socket, so the exchange
+ * that just started is the one the message is about.
+ */
+let startingExchange: Exchange | null = null;
+let channelReady = false;
+
+interface SendHeadersMessage {
+  request?: { origin?: unknown; path?: unknown };
+  socket?: Socket;
+}
+
+function markStarting(ex: Exchange): void {
+  startingExchange = ex;
+}
+
+function listenForSockets(): void {
+  if (channelReady) return;
+  channelReady = true;
+  subscribe('undici:client:sendHeaders', (message) => {
+    const ex = startingExchange;
+    if (ex === null) return;
+    startingExchange = null;
+    const m = message as SendHeadersMessage;
+    if (m.socket !== undefined && m.request?.path === ex.path && String(m.request.origin) === ex.origin) ex.attachSocket(m.socket);
+  });
+}
+
+type Mode = 'discard' | 'collect';
+
+/** One request/response exchange on the agent; the outcome is the exchange itself. */
+class Exchange implements Dispatcher.DispatchHandler {
+  responded = false;
+  status = 0;
+  headers: Record<string, string> = {};
+  location: string | undefined;
+  contentType: string | undefined;
+  charset: string | undefined;
+  body: string | undefined;
+  truncated = false;
+  bytes = 0;
+  decodedBytes = 0;
+  ttfbMs: number | undefined;
+  connectMs: number | undefined;
+  serverIp: string | undefined;
+  reused: boolean | undefined;
+  closed: boolean | undefined;
+  error: { code: FetchErrorCode; message: string } | undefined;
+
+  private controller: Dispatcher.DispatchController | undefined;
+  /** The outcome is decided; later events only clean up. */
+  private settled = false;
+  /** undici is finished with us (completed, failed or aborted by us). */
+  private netDone = false;
+  private mode: Mode = 'discard';
+  private kind: TextKind = 'html';
+  private declaredCharset: string | undefined;
+  private encoding: 'identity' | 'gzip' | 'deflate' | 'br' = 'identity';
+  private decoder: Transform | undefined;
+  private chunks: Buffer[] = [];
+  private binaryChecked = false;
+  private timer: NodeJS.Timeout | undefined;
+  private t0 = 0;
+  private resolveDone: ((ex: Exchange) => void) | undefined;
+
+  constructor(
+    private readonly core: FetcherCore,
+    readonly origin: string,
+    readonly path: string,
+    readonly ip: string,
+    private readonly textDefault: TextKind,
+    private readonly followRedirects: boolean,
+  ) {}
+
+  run(headers: string[]): Promise<Exchange> {
+    const done = new Promise<Exchange>((resolve) => {
+      this.resolveDone = resolve;
+    });
+    this.t0 = performance.now();
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.fail('MEGURI_ERR_TIMEOUT', `total time limit of ${this.core.o.totalTimeoutMs} ms exceeded`);
+    }, this.core.o.totalTimeoutMs);
+    this.core.agent.dispatch(
+      {
+        origin: this.origin,
+        path: this.path,
+        method: 'GET',
+        headers,
+        headersTimeout: this.core.o.headersTimeoutMs,
+        bodyTimeout: this.core.o.totalTimeoutMs,
+      },
+      this,
+    );
+    return done;
+  }
+
+  /** A stale kept-alive connection: it failed before any response. Worth one more try. */
+  get staleConnection(): boolean {
+    return this.reused === true && !this.responded && this.error?.code === 'MEGURI_ERR_RESET';
+  }
+
+  attachSocket(socket: Socket): void {
+    const connectMs = this.core.freshSockets.get(socket);
+    if (connectMs !== undefined) {
+      this.core.freshSockets.delete(socket);
+      this.reused = false;
+      this.connectMs = ms(connectMs);
+      this.core.counters.newConnections++;
+    } else {
+      this.reused = true;
+      this.core.counters.reusedConnections++;
+    }
+    this.serverIp = socket.remoteAddress ?? this.ip;
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    if (this.netDone) {
+      // Timed out or closed while waiting for a connection.
+      controller.abort(STOP);
+      return;
+    }
+    this.controller = controller;
+    markStarting(this);
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    if (this.netDone || statusCode < 200) return;
+    this.controller = controller;
+    this.responded = true;
+    this.status = statusCode;
+    this.ttfbMs = ms(performance.now() - this.t0);
+    const kept: Record<string, string> = {};
+    for (const name of KEPT_HEADERS) {
+      const v = headerValue(headers[name]);
+      if (v !== undefined) kept[name] = v;
+    }
+    this.headers = kept;
+    const conn = headerValue(headers.connection);
+    this.closed = conn !== undefined && /(?:^|,)\s*close\s*(?:,|$)/i.test(conn);
+    const loc = headers.location;
+    this.location = typeof loc === 'string' ? loc : loc?.[0];
+    const ct = parseContentType(kept['content-type']);
+    this.contentType = ct?.essence;
+    this.declaredCharset = ct?.charset;
+    if (this.serverIp === undefined) this.serverIp = this.ip;
+
+    const o = this.core.o;
+    const declared = kept['content-length'] !== undefined ? Number(kept['content-length']) : undefined;
+    const redirect = this.followRedirects && REDIRECT_STATUSES.has(statusCode) && this.location !== undefined;
+    const kind = redirect || statusCode === 204 || statusCode === 205 || statusCode === 304 ? undefined : ct === undefined ? this.textDefault : textKindOf(ct.essence);
+    if (kind === undefined) {
+      this.mode = 'discard';
+      if (declared !== undefined && declared > o.discardBodyBytes) this.stopAndSettle();
+      return;
+    }
+    this.mode = 'collect';
+    this.kind = kind;
+    if (declared !== undefined && declared > o.maxBodyBytes && o.oversize === 'error') {
+      this.fail('MEGURI_ERR_BODY_TOO_LARGE', `content-length ${declared} exceeds the ${o.maxBodyBytes}-byte cap`);
+      return;
+    }
+    const ce = headerValue(headers['content-encoding'])?.trim().toLowerCase() ?? '';
+    if (ce === '' || ce === 'identity') this.encoding = 'identity';
+    else if (ce === 'gzip' || ce === 'x-gzip') this.encoding = 'gzip';
+    else if (ce === 'deflate') this.encoding = 'deflate';
+    else if (ce === 'br') this.encoding = 'br';
+    else this.fail('MEGURI_ERR_DECOMPRESS', `unsupported content-encoding: ${ce.slice(0, 100)}`);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.netDone) return;
+    const o = this.core.o;
+    this.bytes += chunk.length;
+    if (this.mode === 'discard') {
+      if (this.bytes > o.discardBodyBytes) this.stopAndSettle();
+      return;
+    }
+    let data = chunk;
+    let cut = false;
+    if (this.bytes > o.maxBodyBytes) {
+      if (o.oversize === 'error') {
+        this.fail('MEGURI_ERR_BODY_TOO_LARGE', `body exceeds the ${o.maxBodyBytes}-byte cap`);
+        return;
+      }
+      data = chunk.subarray(0, chunk.length - (this.bytes - o.maxBodyBytes));
+      cut = true;
+      this.truncated = true;
+    }
+    if (this.encoding === 'identity') {
+      this.take(data);
+      if (cut && !this.settled) {
+        this.stopNetwork();
+        this.finishBody();
+      }
+      return;
+    }
+    const decoder = this.decoder ?? this.startDecoder(data);
+    if (decoder === undefined) return;
+    if (data.length > 0 && !decoder.write(data) && !cut) {
+      controller.pause();
+      decoder.once('drain', () => this.controller?.resume());
+    }
+    if (cut) {
+      this.stopNetwork();
+      decoder.end();
+    }
+  }
+
+  onResponseEnd(): void {
+    if (this.netDone) return;
+    this.netDone = true;
+    if (this.settled) return;
+    if (this.mode === 'discard') this.settle();
+    else if (this.decoder !== undefined) this.decoder.end();
+    else this.finishBody();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
+    if (this.netDone) return;
+    this.netDone = true;
+    this.fail(classifyError(err), errorMessage(err));
+  }
+
+  /** Fails without ever dispatching (closed fetcher, no slot). */
+  failEarly(code: FetchErrorCode, message: string): Exchange {
+    this.netDone = true;
+    this.fail(code, message);
+    return this;
+  }
+
+  private startDecoder(first: Buffer): Transform | undefined {
+    let d: Transform;
+    if (this.encoding === 'gzip') d = createGunzip(ZLIB_OPTS);
+    else if (this.encoding === 'br') d = createBrotliDecompress(BROTLI_OPTS);
+    else d = isZlibWrapped(first) ? createInflate(ZLIB_OPTS) : createInflateRaw(ZLIB_OPTS);
+    d.on('data', (out: Buffer) => this.take(out));
+    d.on('end', () => this.finishBody());
+    d.on('error', (err: Error) => this.fail('MEGURI_ERR_DECOMPRESS', `${this.encoding}: ${errorMessage(err)}`));
+    this.decoder = d;
+    return d;
+  }
+
+  /** Takes decoded body bytes, enforcing the decoded cap and the binary check. */
+  private take(buf: Buffer): void {
+    if (this.settled) return;
+    const o = this.core.o;
+    let piece = buf;
+    let overflow = false;
+    const room = o.maxDecodedBytes - this.decodedBytes;
+    if (piece.length > room) {
+      piece = piece.subarray(0, room);
+      overflow = true;
+    }
+    if (piece.length > 0) {
+      this.chunks.push(piece);
+      this.decodedBytes += piece.length;
+    }
+    if (!this.binaryChecked && this.decodedBytes >= BINARY_SNIFF_BYTES) {
+      this.binaryChecked = true;
+      const head = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.decodedBytes);
+      if (looksBinary(head, this.declaredCharset)) {
+        this.fail('MEGURI_ERR_BINARY', `binary content served as ${this.contentType ?? 'untyped'}`);
+        return;
+      }
+    }
+    if (overflow) {
+      if (o.oversize === 'error') {
+        this.fail('MEGURI_ERR_BODY_TOO_LARGE', `decoded body exceeds the ${o.maxDecodedBytes}-byte cap`);
+        return;
+      }
+      this.truncated = true;
+      this.stopNetwork();
+      this.finishBody();
+    }
+  }
+
+  private finishBody(): void {
+    if (this.settled) return;
+    const chunks = this.chunks;
+    const buf = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.decodedBytes);
+    if (!this.binaryChecked) {
+      this.binaryChecked = true;
+      if (looksBinary(buf, this.declaredCharset)) {
+        this.fail('MEGURI_ERR_BINARY', `binary content served as ${this.contentType ?? 'untyped'}`);
+        return;
+      }
+    }
+    const decoded = decodeText(buf, sniffEncoding(buf, this.kind, this.declaredCharset));
+    this.body = decoded.text;
+    this.charset = decoded.charset;
+    this.settle();
+  }
+
+  private fail(code: FetchErrorCode, message: string): void {
+    if (this.settled) return;
+    this.error = { code, message };
+    this.body = undefined;
+    this.charset = undefined;
+    this.stopNetwork();
+    this.settle();
+  }
+
+  private stopAndSettle(): void {
+    this.stopNetwork();
+    this.settle();
+  }
+
+  /** Stops reading: undici closes the connection (it cannot be reused mid-body). */
+  private stopNetwork(): void {
+    if (this.netDone) return;
+    this.netDone = true;
+    this.controller?.abort(STOP);
+  }
+
+  private settle(): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.decoder !== undefined && !this.decoder.writableFinished) this.decoder.destroy();
+    this.decoder = undefined;
+    this.chunks = [];
+    this.resolveDone?.(this);
+  }
+}
+
+type ResolvedOptions = typeof DEFAULTS;
+
+/** Shared state of one fetcher: agent, resolver, limiter and counters. */
+class FetcherCore implements Fetcher {
+  readonly o: ResolvedOptions;
+  readonly agent: Agent;
+  readonly resolver: NameResolver;
+  readonly freshSockets = new WeakMap<Socket, number>();
+  readonly counters = { started: 0, completed: 0, failed: 0, newConnections: 0, reusedConnections: 0, staleRetries: 0, wireBytes: 0, decodedBytes: 0 };
+  private readonly errorCounts: Record<string, number> = {};
+  private readonly limiter: Limiter;
+  private readonly clock: Clock;
+  private readonly ownsResolver: boolean;
+  private readonly baseHeaders: string[];
+  private closed = false;
+
+  constructor(opts: FetcherOptions) {
+    const o: ResolvedOptions = { ...DEFAULTS };
+    for (const key of Object.keys(DEFAULTS) as (keyof ResolvedOptions)[]) {
+      const v = opts[key];
+      if (v !== undefined) (o as Record<string, unknown>)[key] = v;
+    }
+    checkOptions(o);
+    this.o = o;
+    this.clock = opts.clock ?? systemClock;
+    this.ownsResolver = opts.resolver === undefined;
+    this.resolver = opts.resolver ?? createResolver({ mode: 'static', resolve: opts.resolve ?? [] });
+    this.limiter = new Limiter(o.perIpConcurrency, o.maxConcurrency);
+    const ua = opts.userAgent ?? defaultUserAgent(opts.contact);
+    if (!isValidHeaderValue(ua) || ua.length === 0) throw new RangeError('userAgent must be a non-empty single-line string');
+    this.baseHeaders = ['user-agent', ua, 'accept', o.accept, 'accept-encoding', 'gzip, deflate, br'];
+
+    const dial = buildConnector({
+      timeout: o.connectTimeoutMs,
+      rejectUnauthorized: opts.tls?.rejectUnauthorized ?? true,
+      ...(opts.tls?.ca !== undefined ? { ca: opts.tls.ca } : {}),
+    });
+    const resolver = this.resolver;
+    const fresh = this.freshSockets;
+    // Dials the resolved IP; `host` (name:port) stays as is, so undici still derives TLS SNI and
+    // certificate checks from the name.
+    const connect: buildConnector.connector = (options, callback) => {
+      const t0 = performance.now();
+      const go = (ip: string): void => {
+        dial({ ...options, hostname: ip }, (err, socket) => {
+          if (err !== null) return callback(err, null);
+          fresh.set(socket, performance.now() - t0);
+          callback(null, socket);
+        });
+      };
+      const known = resolver.peek(options.hostname);
+      if (known !== undefined) go(known);
+      else resolver.resolve(options.hostname).then(go, (err: Error) => callback(err, null));
+    };
+    this.agent = new Agent({
+      connect,
+      connections: o.connectionsPerOrigin,
+      pipelining: 1,
+      keepAliveTimeout: o.keepAliveTimeoutMs,
+      keepAliveMaxTimeout: o.keepAliveMaxTimeoutMs,
+      keepAliveTimeoutThreshold: 1000,
+      headersTimeout: o.headersTimeoutMs,
+      bodyTimeout: o.totalTimeoutMs,
+      maxHeaderSize: 64 * 1024,
+    });
+    listenForSockets();
+  }
+
+  async fetch(req: FrontierRecord): Promise<PageRecord> {
+    const startedAt = this.clock.now();
+    const t0 = performance.now();
+    this.counters.started++;
+    const redirects: { url: string; status: number }[] = [];
+    let url: URL;
+    try {
+      url = new URL(req.url);
+    } catch {
+      return this.finish(req, startedAt, t0, req.url, redirects, undefined, undefined, new FetchError('MEGURI_ERR_INVALID_URL', `cannot parse URL: ${req.url.slice(0, 200)}`));
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      return this.finish(req, startedAt, t0, req.url, redirects, undefined, undefined, new FetchError('MEGURI_ERR_INVALID_URL', `unsupported scheme ${url.protocol}`));
+    }
+    const textDefault: TextKind = req.reason === 'robots' ? 'text' : req.reason === 'sitemap' || req.reason === 'feed' ? 'xml' : 'html';
+    let current = req.url;
+    let seen: Set<string> | undefined;
+    for (;;) {
+      if (this.closed) {
+        return this.finish(req, startedAt, t0, current, redirects, undefined, undefined, new FetchError('MEGURI_ERR_ABORTED', 'fetcher closed'));
+      }
+      const td = performance.now();
+      let ip: string;
+      try {
+        ip = await this.resolver.resolve(url.hostname);
+      } catch (err) {
+        const fe = err instanceof FetchError ? err : new FetchError('MEGURI_ERR_DNS_TEMPORARY', errorMessage(err));
+        return this.finish(req, startedAt, t0, current, redirects, undefined, ms(performance.now() - td), fe);
+      }
+      const dnsMs = ms(performance.now() - td);
+      const ex = await this.exchange(url, ip, redirects.length === 0 ? req.validators : undefined, textDefault);
+      if (ex.error !== undefined || !(REDIRECT_STATUSES.has(ex.status) && ex.location !== undefined)) {
+        return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs);
+      }
+      redirects.push({ url: current, status: ex.status });
+      let next: URL;
+      try {
+        next = new URL(ex.location, url);
+      } catch {
+        return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, new FetchError('MEGURI_ERR_BAD_REDIRECT', `unparseable Location: ${ex.location.slice(0, 200)}`));
+      }
+      if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+        return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, new FetchError('MEGURI_ERR_BAD_REDIRECT', `redirect to unsupported scheme ${next.protocol}`));
+      }
+      next.hash = '';
+      if (redirects.length > this.o.maxRedirects) {
+        return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, new FetchError('MEGURI_ERR_REDIRECT_LIMIT', `more than ${this.o.maxRedirects} redirects`));
+      }
+      seen ??= new Set([withoutHash(url)]);
+      if (seen.has(next.href)) {
+        return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, new FetchError('MEGURI_ERR_REDIRECT_LIMIT', `redirect loop back to ${next.href.slice(0, 200)}`));
+      }
+      seen.add(next.href);
+      url = next;
+      current = next.href;
+    }
+  }
+
+  private async exchange(url: URL, ip: string, validators: FrontierRecord['validators'], textDefault: TextKind): Promise<Exchange> {
+    const origin = url.origin;
+    const path = url.pathname + url.search;
+    const slot = this.limiter.acquire(ip);
+    if (slot !== true && !(await slot)) {
+      return new Exchange(this, origin, path, ip, textDefault, true).failEarly('MEGURI_ERR_ABORTED', 'fetcher closed');
+    }
+    try {
+      let headers = this.baseHeaders;
+      const etag = validators?.etag;
+      const lastModified = validators?.lastModified;
+      if ((etag !== undefined && isValidHeaderValue(etag)) || (lastModified !== undefined && isValidHeaderValue(lastModified))) {
+        headers = headers.slice();
+        if (etag !== undefined && isValidHeaderValue(etag)) headers.push('if-none-match', etag);
+        if (lastModified !== undefined && isValidHeaderValue(lastModified)) headers.push('if-modified-since', lastModified);
+      }
+      let ex = await new Exchange(this, origin, path, ip, textDefault, true).run(headers);
+      if (ex.staleConnection && !this.closed) {
+        this.counters.staleRetries++;
+        ex = await new Exchange(this, origin, path, ip, textDefault, true).run(headers);
+      }
+      return ex;
+    } finally {
+      this.limiter.release(ip);
+    }
+  }
+
+  private finish(
+    req: FrontierRecord,
+    startedAt: number,
+    t0: number,
+    finalUrl: string,
+    redirects: { url: string; status: number }[],
+    ex: Exchange | undefined,
+    dnsMs: number | undefined,
+    failure?: FetchError,
+  ): PageRecord {
+    const error = failure !== undefined ? { code: failure.code, message: failure.message.slice(0, 2000) } : ex?.error;
+    const rec: PageRecord = {
+      v: SCHEMA_VERSION,
+      request: req,
+      finalUrl,
+      redirects,
+      status: ex?.status ?? 0,
+      headers: ex?.headers ?? {},
+      bodyTruncated: ex?.truncated ?? false,
+      bytes: ex?.bytes ?? 0,
+      decodedBytes: ex?.decodedBytes ?? 0,
+      timing: { startedAt, totalMs: ms(performance.now() - t0) },
+      fetchedAt: this.clock.now(),
+    };
+    if (dnsMs !== undefined) rec.timing.dnsMs = dnsMs;
+    if (ex !== undefined) {
+      if (ex.connectMs !== undefined) rec.timing.connectMs = ex.connectMs;
+      if (ex.ttfbMs !== undefined) rec.timing.ttfbMs = ex.ttfbMs;
+      if (ex.contentType !== undefined) rec.contentType = ex.contentType;
+      if (ex.serverIp !== undefined) rec.serverIp = ex.serverIp;
+      if (ex.reused !== undefined) rec.connectionReused = ex.reused;
+      if (ex.closed !== undefined) rec.connectionClosed = ex.closed;
+      if (error === undefined && ex.body !== undefined) {
+        rec.body = ex.body;
+        if (ex.charset !== undefined) rec.charset = ex.charset;
+      }
+      this.counters.wireBytes += ex.bytes;
+      this.counters.decodedBytes += ex.decodedBytes;
+    }
+    if (error !== undefined) {
+      rec.error = error;
+      rec.bodyTruncated = false;
+      this.counters.failed++;
+      this.errorCounts[error.code] = (this.errorCounts[error.code] ?? 0) + 1;
+    }
+    this.counters.completed++;
+    return rec;
+  }
+
+  stats(): FetcherStats {
+    const l = this.limiter.stats();
+    return {
+      ...this.counters,
+      inFlight: l.inFlight,
+      waiting: l.waitingGlobal + l.waitingPerIp,
+      busyIps: l.busyIps,
+      errors: { ...this.errorCounts },
+      dns: this.resolver.stats(),
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.limiter.close();
+    await this.agent.destroy(new FetchError('MEGURI_ERR_ABORTED', 'fetcher closed'));
+    if (this.ownsResolver) this.resolver.close();
+  }
+}
+
+function checkOptions(o: ResolvedOptions): void {
+  const positive: (keyof ResolvedOptions)[] = [
+    'keepAliveTimeoutMs',
+    'keepAliveMaxTimeoutMs',
+    'connectTimeoutMs',
+    'headersTimeoutMs',
+    'totalTimeoutMs',
+    'maxBodyBytes',
+    'maxDecodedBytes',
+  ];
+  for (const k of positive) {
+    const v = o[k];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new RangeError(`fetcher option ${k} must be a positive number, got ${String(v)}`);
+  }
+  if (!Number.isInteger(o.connectionsPerOrigin) || o.connectionsPerOrigin < 1 || o.connectionsPerOrigin > 2) {
+    throw new RangeError(`connectionsPerOrigin must be 1 or 2, got ${o.connectionsPerOrigin}`);
+  }
+  if (!Number.isInteger(o.maxRedirects) || o.maxRedirects < 0 || o.maxRedirects > 15) {
+    throw new RangeError(`maxRedirects must be an integer in 0..15 (the record keeps at most 16 hops), got ${o.maxRedirects}`);
+  }
+  if (!Number.isInteger(o.discardBodyBytes) || o.discardBodyBytes < 0) throw new RangeError(`discardBodyBytes must be an integer >= 0, got ${o.discardBodyBytes}`);
+  if (o.oversize !== 'truncate' && o.oversize !== 'error') throw new RangeError(`oversize must be "truncate" or "error", got ${String(o.oversize)}`);
+}
+
+export function createFetcher(options: FetcherOptions = {}): Fetcher {
+  const core = new FetcherCore(options);
+  return {
+    fetch: (req) => core.fetch(req),
+    close: () => core.close(),
+    stats: () => core.stats(),
+  };
+}
