@@ -196,13 +196,28 @@ export class ChangeModel {
     return state;
   }
 
-  /** Changes with from < t <= to, in time order. */
+  /** Changes with from < t <= to, in time order. Walks only the subtrees overlapping the range. */
   changes(host: number, page: number, from: number, to: number): ChangeEvent[] {
-    const a = this.countAt(host, page, from);
-    const b = this.countAt(host, page, to);
     const kind = this.boilerplateOnly(host, page) ? 'boilerplate' : 'content';
     const out: ChangeEvent[] = [];
-    for (let k = a + 1; k <= b; k++) out.push({ t: this.eventTime(host, page, k), kind });
+    const lo = from - this.epochMs;
+    const hi = to - this.epochMs;
+    if (hi < 0 || hi <= lo) return out;
+    const visit = (level: number, index: number, start: number, span: number, count: number): void => {
+      if (count === 0 || start > hi || start + span - 1 <= lo) return;
+      if (level === DEPTH) {
+        for (const x of this.leafTimes(host, page, index, count)) {
+          const off = start + x;
+          if (off > lo && off <= hi) out.push({ t: this.epochMs + off, kind });
+        }
+        return;
+      }
+      const left = this.leftCount(host, page, level, index, count);
+      const half = span / 2;
+      visit(level + 1, index * 2, start, half, left);
+      visit(level + 1, index * 2 + 1, start + half, half, count - left);
+    };
+    visit(0, 0, 0, SPAN, this.rootCount(host, page));
     return out;
   }
 }

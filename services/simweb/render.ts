@@ -154,7 +154,8 @@ export function renderPage(
   const contentType = special && decl !== 0 ? 'text/html' : `text/html; charset=${charsetName}`;
 
   const ad = ADS[hashInts(seed, host, page, state.version) % ADS.length] ?? '';
-  const stamp = `Edition ${state.version} of ${new Date(state.lastModified).toISOString().slice(0, 10)} &middot; ${ad}`;
+  // Fixed width so boilerplate changes never shift the byte budget of the main text.
+  const stamp = `Edition ${state.version} of ${new Date(state.lastModified).toISOString().slice(0, 10)} &middot; ${ad}`.padEnd(112, ' ');
 
   const navLinks: Link[] = [];
   const childLinks: Link[] = [];

@@ -205,6 +205,8 @@ export class SimWeb {
   private readonly maxEntries: number;
   private logFile: WriteStream | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Log finalizers of requests still in progress. */
+  private readonly inflight = new Set<() => void>();
   private readonly attempts = new Map<string, number>();
   private readonly lastHit = new Map<number, number>();
   private readonly cache: Lru<Buffer>;
@@ -421,6 +423,8 @@ export class SimWeb {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     await this.closeServers();
+    // Requests cut off by the shutdown still get their (aborted) log entries.
+    for (const finish of [...this.inflight]) finish();
     if (this.logFile !== undefined) {
       const f = this.logFile;
       await new Promise<void>((resolve) => f.end(resolve));
@@ -493,12 +497,15 @@ export class SimWeb {
     };
     const ua = req.headers['user-agent'];
     if (ua !== undefined) entry.userAgent = ua;
-    res.once('close', () => {
+    const finish = (): void => {
+      if (!this.inflight.delete(finish)) return;
       entry.durationMs = performance.now() - wallStart;
       entry.status = res.headersSent ? res.statusCode : 0;
       entry.aborted = !res.writableFinished;
       this.record(entry);
-    });
+    };
+    this.inflight.add(finish);
+    res.once('close', finish);
     req.resume();
     this.handle(req, res, conn, entry).catch(() => {
       if (!res.headersSent && !res.destroyed) {
