@@ -368,7 +368,7 @@ test('a commit from a member that lost the partition is rejected', async () => {
 
 test('reopening after close keeps topics, records, offsets and the time index', async () => {
   await withDir(async (dir) => {
-    const t1 = await open(dir);
+    const t1 = await open(dir, { sync: true });
     await t1.ensureTopics([{ name: 'keep', partitions: 3, config: { 'cleanup.policy': 'delete', 'retention.ms': '-1' } }]);
     await t1.send(Array.from({ length: 90 }, (_, i) => ({ topic: 'keep', key: `k${i}`, value: value(String(i)), timestamp: 1_000 + i })));
     await t1.setCommittedOffsets('g', [{ topic: 'keep', partition: 2, offset: 7 }]);
@@ -628,6 +628,32 @@ test('stop() from inside eachBatch does not deadlock; close() stops members', as
     await other.ready();
     await t.close();
     assert.deepEqual(other.assignment(), []);
+  });
+});
+
+test('a topic created after the join is assigned and consumed; members with different subscriptions', async () => {
+  await withDir(async (dir) => {
+    const t = await open(dir);
+    try {
+      await t.ensureTopics([{ name: 'x', partitions: 2 }]);
+      const got: string[] = [];
+      const record = async (b: ConsumedBatch): Promise<void> => void got.push(...b.records.map((r) => `${r.topic}/${r.partition}/${r.offset}`));
+      const a = await t.join(memberOptions('g', ['x', 'late'], record, { memberName: 'a' }));
+      const b = await t.join(memberOptions('g', ['x'], record, { memberName: 'b' }));
+      await Promise.all([a.ready(), b.ready()]);
+      assert.deepEqual([...a.assignment(), ...b.assignment()].sort(sortTp), [
+        { topic: 'x', partition: 0 },
+        { topic: 'x', partition: 1 },
+      ]);
+      await t.ensureTopics([{ name: 'late', partitions: 3 }]);
+      await waitFor(() => a.assignment().length === 4, 'late topic assigned to its only subscriber');
+      assert.equal(b.assignment().length, 1);
+      await t.send([0, 1, 2].map((p) => ({ topic: 'late', key: null, value: value('l'), partition: p })));
+      await waitFor(() => got.length === 3, 'late topic consumed');
+      assert.deepEqual(got.sort(), ['late/0/0', 'late/1/0', 'late/2/0']);
+    } finally {
+      await t.close();
+    }
   });
 });
 
