@@ -1,8 +1,8 @@
 /**
  * The fetcher core: one FrontierRecord in, one PageRecord out, never a thrown error.
  *
- * Built on a shared undici Agent (keep-alive pool per origin) whose connector dials the IP from our
- * resolver while Host and TLS SNI stay the host name. Requests are driven through the low-level
+ * Built on undici keep-alive pools per origin (see pools.ts for why not undici's Agent) whose
+ * connector dials the IP from our resolver while Host and TLS SNI stay the host name. Requests are driven through the low-level
  * dispatch handler API so the body is read chunk by chunk: caps apply to wire bytes and to
  * decompressed bytes (a gzip bomb stops at the cap), unwanted bodies are skipped early, and nothing
  * is buffered twice.
@@ -11,7 +11,7 @@ import { subscribe } from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 import type { Transform } from 'node:stream';
 import { constants as zc, createBrotliDecompress, createGunzip, createInflate, createInflateRaw } from 'node:zlib';
-import { Agent, buildConnector } from 'undici';
+import { buildConnector } from 'undici';
 import type { Dispatcher } from 'undici';
 import pkg from '../../package.json' with { type: 'json' };
 import { SCHEMA_VERSION } from '../../schemas/common.ts';
@@ -26,6 +26,7 @@ import type { NameResolver, ResolveEntry, ResolverStats } from './dns.ts';
 import { classifyError, errorMessage, FetchError } from './errors.ts';
 import type { FetchErrorCode } from './errors.ts';
 import { Limiter } from './limiter.ts';
+import { OriginPools } from './pools.ts';
 
 export const FETCHER_VERSION: string = pkg.version;
 export const DEFAULT_CONTACT = 'https://meguri.invalid/bot';
@@ -49,7 +50,11 @@ export interface FetcherOptions {
   perIpConcurrency?: number;
   /** Requests in flight in total. Default 256. */
   maxConcurrency?: number;
-  /** Kept-alive connections per origin, 1 or 2. Default 2. */
+  /**
+   * Kept-alive connections per origin, 1 or 2. Default 1: a polite crawler rarely has two requests
+   * for one host in flight, and with 2 undici's pool tends to open the second connection for a
+   * request sent right after the previous one finished (the first is not marked free yet).
+   */
   connectionsPerOrigin?: number;
   /** Idle time before a kept-alive connection is closed, unless the server says less. Default 10 000. */
   keepAliveTimeoutMs?: number;
@@ -110,7 +115,7 @@ export interface Fetcher {
 const DEFAULTS = {
   perIpConcurrency: 2,
   maxConcurrency: 256,
-  connectionsPerOrigin: 2,
+  connectionsPerOrigin: 1,
   keepAliveTimeoutMs: 10_000,
   keepAliveMaxTimeoutMs: 60_000,
   connectTimeoutMs: 10_000,
@@ -206,7 +211,7 @@ function listenForSockets(): void {
 
 type Mode = 'discard' | 'collect';
 
-/** One request/response exchange on the agent; the outcome is the exchange itself. */
+/** One request/response exchange; the outcome is the exchange itself. */
 class Exchange implements Dispatcher.DispatchHandler {
   responded = false;
   status = 0;
@@ -259,17 +264,22 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.timer = undefined;
       this.fail('MEGURI_ERR_TIMEOUT', `total time limit of ${this.core.o.totalTimeoutMs} ms exceeded`);
     }, this.core.o.totalTimeoutMs);
-    this.core.agent.dispatch(
-      {
-        origin: this.origin,
-        path: this.path,
-        method: 'GET',
-        headers,
-        headersTimeout: this.core.o.headersTimeoutMs,
-        bodyTimeout: this.core.o.totalTimeoutMs,
-      },
-      this,
-    );
+    try {
+      this.core.pools.dispatch(
+        {
+          origin: this.origin,
+          path: this.path,
+          method: 'GET',
+          headers,
+          headersTimeout: this.core.o.headersTimeoutMs,
+          bodyTimeout: this.core.o.totalTimeoutMs,
+        },
+        this,
+      );
+    } catch (err) {
+      this.netDone = true;
+      this.fail(classifyError(err), errorMessage(err));
+    }
     return done;
   }
 
@@ -505,10 +515,10 @@ class Exchange implements Dispatcher.DispatchHandler {
 
 type ResolvedOptions = typeof DEFAULTS;
 
-/** Shared state of one fetcher: agent, resolver, limiter and counters. */
+/** Shared state of one fetcher: connection pools, resolver, limiter and counters. */
 class FetcherCore implements Fetcher {
   readonly o: ResolvedOptions;
-  readonly agent: Agent;
+  readonly pools: OriginPools;
   readonly resolver: NameResolver;
   readonly freshSockets = new WeakMap<Socket, number>();
   readonly counters = { started: 0, completed: 0, failed: 0, newConnections: 0, reusedConnections: 0, staleRetries: 0, wireBytes: 0, decodedBytes: 0 };
@@ -557,9 +567,8 @@ class FetcherCore implements Fetcher {
       if (known !== undefined) go(known);
       else resolver.resolve(options.hostname).then(go, (err: Error) => callback(err, null));
     };
-    this.agent = new Agent({
+    this.pools = new OriginPools(o.connectionsPerOrigin, {
       connect,
-      connections: o.connectionsPerOrigin,
       pipelining: 1,
       keepAliveTimeout: o.keepAliveTimeoutMs,
       keepAliveMaxTimeout: o.keepAliveMaxTimeoutMs,
@@ -721,7 +730,7 @@ class FetcherCore implements Fetcher {
     if (this.closed) return;
     this.closed = true;
     this.limiter.close();
-    await this.agent.destroy(new FetchError('MEGURI_ERR_ABORTED', 'fetcher closed'));
+    await this.pools.destroy(new FetchError('MEGURI_ERR_ABORTED', 'fetcher closed'));
     if (this.ownsResolver) this.resolver.close();
   }
 }

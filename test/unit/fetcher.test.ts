@@ -1,0 +1,677 @@
+// The fetcher against small servers started here on loopback, reached through the static resolve
+// map only (no real DNS, no other address). Every record must pass pageRecord.parse.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
+import iconv from 'iconv-lite';
+import { pageRecord } from '../../schemas/pages.ts';
+import type { PageRecord } from '../../schemas/pages.ts';
+import type { FrontierRecord } from '../../schemas/frontier.ts';
+import { createFetcher } from '../../services/fetcher/fetch.ts';
+import type { Fetcher, FetcherOptions } from '../../services/fetcher/fetch.ts';
+import { isRetryable } from '../../services/fetcher/errors.ts';
+
+const RESOLVE = ['*.test.local=127.0.0.1', 'a.ip2.local=127.0.0.2', 'b.ip2.local=127.0.0.2'];
+
+let seq = 0;
+function frontier(url: string, over: Partial<FrontierRecord> = {}): FrontierRecord {
+  return {
+    v: 1,
+    requestId: `req-${++seq}`,
+    url,
+    host: /^https?:\/\/([^/:]*)/.exec(url)?.[1] ?? 'invalid',
+    reason: 'new',
+    score: 1,
+    depth: 0,
+    cgiHops: 0,
+    attempt: 1,
+    issuedAt: 1_700_000_000_000,
+    ...over,
+  };
+}
+
+/** Fetches and checks the record against the schema, as every consumer will. */
+async function get(f: Fetcher, url: string, over: Partial<FrontierRecord> = {}): Promise<PageRecord> {
+  const rec = await f.fetch(frontier(url, over));
+  const parsed = pageRecord.safeParse(rec);
+  assert.ok(parsed.success, `record does not validate: ${parsed.success ? '' : parsed.error.message}`);
+  if (rec.error) assert.equal(rec.body, undefined, 'failed fetches carry no body');
+  return rec;
+}
+
+interface Served {
+  port: number;
+  close(): Promise<void>;
+}
+
+async function listen(server: http.Server | net.Server, host = '127.0.0.1'): Promise<number> {
+  server.listen(0, host);
+  await once(server, 'listening');
+  return (server.address() as AddressInfo).port;
+}
+
+async function httpServer(handler: http.RequestListener, host = '127.0.0.1'): Promise<Served> {
+  const server = http.createServer({ keepAliveTimeout: 5000 }, handler);
+  const port = await listen(server, host);
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function netServer(onConnection: (s: net.Socket) => void): Promise<Served> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => {});
+    onConnection(s);
+  });
+  const port = await listen(server);
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const html = (s: string) => `<!doctype html><html><head><title>t</title></head><body>${s}</body></html>`;
+const PAGE = html('<p>' + 'hello world '.repeat(200) + '</p>');
+
+/** One gzip member of 1 MiB of text, repeated: 1 GiB decoded from about 1 MiB on the wire. */
+const BOMB_MEMBER = gzipSync(Buffer.alloc(1024 * 1024, 'a'), { level: 9 });
+
+let seenHeaders: http.IncomingHttpHeaders[] = [];
+
+const routes: Record<string, http.RequestListener> = {
+  '/page': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', server: 'test/1', 'x-robots-tag': 'noarchive', 'x-other': 'dropped' });
+    res.end(PAGE);
+  },
+  '/echo': (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(html(`host=${req.headers.host}`));
+  },
+  '/r/a': (_req, res) => {
+    res.writeHead(301, { location: '/r/b', 'content-type': 'text/html' });
+    res.end('moved');
+  },
+  '/r/b': (req, res) => {
+    const port = (req.socket.address() as AddressInfo).port;
+    res.writeHead(302, { location: `http://b.test.local:${port}/r/c` });
+    res.end();
+  },
+  '/r/c': (_req, res) => {
+    res.writeHead(308, { location: 'final#frag' });
+    res.end();
+  },
+  '/r/final': (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(html(`final on ${req.headers.host}`));
+  },
+  '/r/nowhere': (_req, res) => {
+    res.writeHead(302, { location: 'mailto:someone@test.local' });
+    res.end();
+  },
+  '/loop/1': (_req, res) => {
+    res.writeHead(302, { location: '/loop/2' });
+    res.end();
+  },
+  '/loop/2': (_req, res) => {
+    res.writeHead(302, { location: '/loop/1' });
+    res.end();
+  },
+  '/hang': () => {
+    // Never answers.
+  },
+  '/slow-body': (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.write('<html>');
+    const t = setInterval(() => res.write('x'), 20);
+    req.socket.on('close', () => clearInterval(t));
+  },
+  '/big': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(html('b'.repeat(3 * 1024 * 1024)));
+  },
+  '/gzip': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' });
+    res.end(gzipSync(PAGE));
+  },
+  '/br': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'br' });
+    res.end(brotliCompressSync(PAGE));
+  },
+  '/deflate': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'deflate' });
+    res.end(deflateSync(PAGE));
+  },
+  '/deflate-raw': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'deflate' });
+    res.end(deflateRawSync(PAGE));
+  },
+  '/corrupt-gzip': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' });
+    res.end('this is not gzip at all');
+  },
+  '/bomb': (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' });
+    let sent = 0;
+    const push = (): void => {
+      while (sent < 1024) {
+        sent++;
+        if (!res.write(BOMB_MEMBER)) {
+          res.once('drain', push);
+          return;
+        }
+      }
+      res.end();
+    };
+    req.socket.on('error', () => {});
+    push();
+  },
+  '/latin1': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=ISO-8859-1' });
+    res.end(Buffer.from(html('caf\u00e9 na\u00efve'), 'latin1'));
+  },
+  '/sjis': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(iconv.encode('<html><head><meta charset="Shift_JIS"><title>x</title></head><body>日本語のページ</body></html>', 'Shift_JIS'));
+  },
+  '/sjis-header': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset="shift_jis"' });
+    res.end(iconv.encode(html('テスト'), 'Shift_JIS'));
+  },
+  '/bom': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=ISO-8859-1' });
+    res.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(html('ünïcödé ✓'), 'utf8')]));
+  },
+  '/nocharset': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(Buffer.from(html('d\u00e9j\u00e0 \u0080'), 'latin1'));
+  },
+  '/robots.txt': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('User-agent: *\nDisallow: /ñ\n# <meta charset="shift_jis">\n');
+  },
+  '/feed.xml': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/rss+xml' });
+    res.end(Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?><rss><title>caf\u00e9</title></rss>', 'latin1'));
+  },
+  '/untyped': (_req, res) => {
+    res.end(html('no content type'));
+  },
+  '/binary': (_req, res) => {
+    const png = Buffer.alloc(4096);
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(png);
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(png);
+  },
+  '/image': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'image/png', 'content-length': String(1024 * 1024) });
+    res.end(Buffer.alloc(1024 * 1024));
+  },
+  '/image-chunked': (req, res) => {
+    res.writeHead(200, { 'content-type': 'image/png' });
+    req.socket.on('error', () => {});
+    for (let i = 0; i < 64; i++) res.write(Buffer.alloc(16 * 1024));
+    res.end();
+  },
+  '/small.pdf': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/pdf' });
+    res.end(Buffer.alloc(1000, 1));
+  },
+  '/cond': (req, res) => {
+    if (req.headers['if-none-match'] === '"v1"' || req.headers['if-modified-since'] === 'Wed, 01 Jan 2025 00:00:00 GMT') {
+      res.writeHead(304, { etag: '"v1"' });
+      res.end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html', etag: '"v1"', 'last-modified': 'Wed, 01 Jan 2025 00:00:00 GMT' });
+    res.end(PAGE);
+  },
+  '/reset-before': (req) => {
+    req.socket.destroy();
+  },
+  '/reset-mid': (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html', 'content-length': '100000' });
+    res.write('<html>' + 'x'.repeat(1000));
+    setTimeout(() => req.socket.destroy(), 20);
+  },
+  '/503': (_req, res) => {
+    res.writeHead(503, { 'content-type': 'text/html', 'retry-after': '120' });
+    res.end(html('busy'));
+  },
+  '/close': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html', connection: 'close' });
+    res.end(PAGE);
+  },
+};
+
+describe('fetcher', () => {
+  let main: Served;
+  let base: string;
+  const fetchers: Fetcher[] = [];
+  function fetcher(opts: FetcherOptions = {}): Fetcher {
+    const f = createFetcher({ resolve: RESOLVE, connectTimeoutMs: 1000, headersTimeoutMs: 1000, totalTimeoutMs: 3000, ...opts });
+    fetchers.push(f);
+    return f;
+  }
+
+  before(async () => {
+    main = await httpServer((req, res) => {
+      seenHeaders.push(req.headers);
+      const route = routes[new URL(req.url ?? '/', 'http://x').pathname];
+      if (route) return route(req, res);
+      res.writeHead(404, { 'content-type': 'text/html' });
+      res.end(html('not found'));
+    });
+    base = `http://www.test.local:${main.port}`;
+  });
+  afterEach(async () => {
+    await Promise.all(fetchers.splice(0).map((f) => f.close()));
+    seenHeaders = [];
+  });
+  after(() => main.close());
+
+  it('fetches a page: status, kept headers, body, timing, server IP', async () => {
+    const f = fetcher();
+    const rec = await get(f, `${base}/page`);
+    assert.equal(rec.error, undefined);
+    assert.equal(rec.status, 200);
+    assert.equal(rec.finalUrl, `${base}/page`);
+    assert.equal(rec.body, PAGE);
+    assert.equal(rec.charset, 'UTF-8');
+    assert.equal(rec.contentType, 'text/html');
+    assert.equal(rec.bytes, Buffer.byteLength(PAGE));
+    assert.equal(rec.decodedBytes, Buffer.byteLength(PAGE));
+    assert.equal(rec.bodyTruncated, false);
+    assert.equal(rec.serverIp, '127.0.0.1');
+    assert.equal(rec.headers['server'], 'test/1');
+    assert.equal(rec.headers['x-robots-tag'], 'noarchive');
+    assert.equal(rec.headers['content-type'], 'text/html; charset=utf-8');
+    assert.equal(rec.headers['x-other'], undefined);
+    assert.equal(rec.request.requestId.startsWith('req-'), true);
+    assert.ok(rec.timing.totalMs >= (rec.timing.ttfbMs ?? 0));
+    assert.ok(rec.timing.dnsMs !== undefined && rec.timing.connectMs !== undefined && rec.timing.ttfbMs !== undefined);
+    assert.ok(rec.fetchedAt >= rec.timing.startedAt);
+  });
+
+  it('sends the host name as Host, plus User-Agent, Accept and Accept-Encoding', async () => {
+    const f = fetcher({ contact: 'https://crawler.test.local/about' });
+    const rec = await get(f, `${base}/echo`);
+    assert.match(rec.body ?? '', new RegExp(`host=www\\.test\\.local:${main.port}`));
+    const h = seenHeaders.at(-1);
+    assert.ok(h);
+    assert.match(h['user-agent'] ?? '', /^meguri\/\d+\.\d+\.\d+ \(\+https:\/\/crawler\.test\.local\/about\)$/);
+    assert.equal(h['accept-encoding'], 'gzip, deflate, br');
+    assert.match(h['accept'] ?? '', /^text\/html/);
+
+    const g = fetcher({ userAgent: 'CustomBot/2.0 (+https://bot.test.local)' });
+    await get(g, `${base}/echo`);
+    assert.equal(seenHeaders.at(-1)?.['user-agent'], 'CustomBot/2.0 (+https://bot.test.local)');
+  });
+
+  it('reuses a kept-alive connection and reports it', async () => {
+    const f = fetcher();
+    const first = await get(f, `${base}/page`);
+    const second = await get(f, `${base}/page`);
+    assert.equal(first.connectionReused, false);
+    assert.equal(typeof first.timing.connectMs, 'number');
+    assert.equal(second.connectionReused, true);
+    assert.equal(second.timing.connectMs, undefined);
+    assert.equal(second.connectionClosed, false);
+    assert.equal(f.stats().newConnections, 1);
+    assert.equal(f.stats().reusedConnections, 1);
+  });
+
+  it('records Connection: close from the server', async () => {
+    const f = fetcher();
+    const rec = await get(f, `${base}/close`);
+    assert.equal(rec.connectionClosed, true);
+    const next = await get(f, `${base}/page`);
+    assert.equal(next.connectionReused, false);
+  });
+
+  it('fails an unmapped host with MEGURI_ERR_DNS and status 0', async () => {
+    const f = fetcher();
+    const rec = await get(f, `http://unmapped.example:${main.port}/page`);
+    assert.equal(rec.status, 0);
+    assert.equal(rec.error?.code, 'MEGURI_ERR_DNS');
+    assert.equal(isRetryable('MEGURI_ERR_DNS'), false);
+    assert.equal(seenHeaders.length, 0);
+  });
+
+  it('caps requests per IP across hosts (K=1) and lets K=2 overlap', async () => {
+    let active = 0;
+    let peak = 0;
+    const ip2 = await httpServer((_req, res) => {
+      active++;
+      peak = Math.max(peak, active);
+      setTimeout(() => {
+        active--;
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('ok');
+      }, 30);
+    }, '127.0.0.2');
+    try {
+      const urls = [0, 1, 2, 3, 4, 5].map((i) => `http://${i % 2 ? 'a' : 'b'}.ip2.local:${ip2.port}/${i}`);
+      const f1 = fetcher({ perIpConcurrency: 1 });
+      const recs = await Promise.all(urls.map((u) => get(f1, u)));
+      assert.ok(recs.every((r) => r.status === 200 && r.serverIp === '127.0.0.2'));
+      assert.equal(peak, 1);
+
+      peak = 0;
+      const f2 = fetcher({ perIpConcurrency: 2 });
+      await Promise.all(urls.map((u) => get(f2, u)));
+      assert.equal(peak, 2);
+    } finally {
+      await ip2.close();
+    }
+  });
+
+  it('follows a redirect chain across hosts and records it', async () => {
+    const f = fetcher();
+    const rec = await get(f, `${base}/r/a`);
+    assert.equal(rec.error, undefined);
+    assert.equal(rec.status, 200);
+    assert.equal(rec.finalUrl, `http://b.test.local:${main.port}/r/final`);
+    assert.deepEqual(rec.redirects, [
+      { url: `${base}/r/a`, status: 301 },
+      { url: `${base}/r/b`, status: 302 },
+      { url: `http://b.test.local:${main.port}/r/c`, status: 308 },
+    ]);
+    assert.match(rec.body ?? '', new RegExp(`final on b\\.test\\.local:${main.port}`));
+  });
+
+  it('stops a redirect loop and a too-long chain with MEGURI_ERR_REDIRECT_LIMIT', async () => {
+    const f = fetcher();
+    const loop = await get(f, `${base}/loop/1`);
+    assert.equal(loop.error?.code, 'MEGURI_ERR_REDIRECT_LIMIT');
+    assert.equal(loop.status, 302);
+    assert.equal(loop.redirects.length, 2);
+    assert.equal(loop.finalUrl, `${base}/loop/2`);
+    assert.equal(loop.headers['location'], '/loop/1');
+
+    const g = fetcher({ maxRedirects: 1 });
+    const long = await get(g, `${base}/r/a`);
+    assert.equal(long.error?.code, 'MEGURI_ERR_REDIRECT_LIMIT');
+    assert.equal(long.status, 302);
+    assert.equal(long.redirects.length, 2);
+
+    const bad = await get(f, `${base}/r/nowhere`);
+    assert.equal(bad.error?.code, 'MEGURI_ERR_BAD_REDIRECT');
+  });
+
+  it('follows robots.txt redirects by the same rule', async () => {
+    const f = fetcher();
+    const rec = await get(f, `${base}/r/a`, { reason: 'robots' });
+    assert.equal(rec.status, 200);
+    assert.equal(rec.redirects.length, 3);
+  });
+
+  it('times out connecting (TLS handshake never answered)', async () => {
+    const silent = await netServer(() => {});
+    try {
+      const f = fetcher({ connectTimeoutMs: 150 });
+      const t0 = performance.now();
+      const rec = await get(f, `https://silent.test.local:${silent.port}/`);
+      assert.equal(rec.error?.code, 'MEGURI_ERR_CONNECT_TIMEOUT');
+      assert.equal(rec.status, 0);
+      assert.ok(performance.now() - t0 < 1500);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('reports a refused connection as MEGURI_ERR_CONNECT', async () => {
+    const tmp = net.createServer();
+    const port = await listen(tmp);
+    await new Promise<void>((r) => tmp.close(() => r()));
+    const f = fetcher();
+    const rec = await get(f, `http://gone.test.local:${port}/`);
+    assert.equal(rec.error?.code, 'MEGURI_ERR_CONNECT');
+    assert.equal(rec.status, 0);
+  });
+
+  it('times out waiting for headers', async () => {
+    const f = fetcher({ headersTimeoutMs: 150 });
+    const t0 = performance.now();
+    const rec = await get(f, `${base}/hang`);
+    assert.equal(rec.error?.code, 'MEGURI_ERR_HEADERS_TIMEOUT');
+    assert.equal(rec.status, 0);
+    assert.ok(performance.now() - t0 < 1500);
+  });
+
+  it('cuts an endless slow body at the total limit', async () => {
+    const f = fetcher({ totalTimeoutMs: 300 });
+    const t0 = performance.now();
+    const rec = await get(f, `${base}/slow-body`);
+    const took = performance.now() - t0;
+    assert.equal(rec.error?.code, 'MEGURI_ERR_TIMEOUT');
+    assert.equal(rec.status, 200);
+    assert.ok(rec.bytes > 0);
+    assert.ok(took >= 290 && took < 1500, `took ${took} ms`);
+  });
+
+  it('truncates a body over the wire cap, or fails with oversize=error', async () => {
+    const f = fetcher({ maxBodyBytes: 1024 * 1024 });
+    const rec = await get(f, `${base}/big`);
+    assert.equal(rec.error, undefined);
+    assert.equal(rec.bodyTruncated, true);
+    assert.equal(rec.decodedBytes, 1024 * 1024);
+    assert.equal(rec.body?.length, 1024 * 1024);
+    assert.ok(rec.body?.startsWith('<!doctype html>'));
+
+    const g = fetcher({ maxBodyBytes: 1024 * 1024, oversize: 'error' });
+    const err = await get(g, `${base}/big`);
+    assert.equal(err.error?.code, 'MEGURI_ERR_BODY_TOO_LARGE');
+    assert.equal(err.status, 200);
+    assert.equal(err.bodyTruncated, false);
+  });
+
+  for (const path of ['/gzip', '/br', '/deflate', '/deflate-raw']) {
+    it(`decodes content-encoding ${path.slice(1)}`, async () => {
+      const f = fetcher();
+      const rec = await get(f, base + path);
+      assert.equal(rec.error, undefined);
+      assert.equal(rec.body, PAGE);
+      assert.equal(rec.decodedBytes, Buffer.byteLength(PAGE));
+      assert.ok(rec.bytes < rec.decodedBytes);
+    });
+  }
+
+  it('reports corrupt compressed data as MEGURI_ERR_DECOMPRESS', async () => {
+    const f = fetcher();
+    const rec = await get(f, `${base}/corrupt-gzip`);
+    assert.equal(rec.error?.code, 'MEGURI_ERR_DECOMPRESS');
+    assert.equal(rec.status, 200);
+  });
+
+  it('stops a gzip bomb at the decoded cap', async () => {
+    const f = fetcher({ maxDecodedBytes: 8 * 1024 * 1024 });
+    const before = process.memoryUsage().arrayBuffers;
+    const t0 = performance.now();
+    const rec = await get(f, `${base}/bomb`);
+    assert.equal(rec.error, undefined);
+    assert.equal(rec.bodyTruncated, true);
+    assert.equal(rec.decodedBytes, 8 * 1024 * 1024);
+    assert.equal(rec.body?.length, 8 * 1024 * 1024);
+    // A 1 GiB expansion was offered; reading stopped after a few members.
+    assert.ok(rec.bytes < BOMB_MEMBER.length * 64, `read ${rec.bytes} wire bytes`);
+    assert.ok(performance.now() - t0 < 3000);
+    assert.ok(process.memoryUsage().arrayBuffers - before < 256 * 1024 * 1024);
+  });
+
+  it('decodes the charset from the Content-Type header (ISO-8859-1)', async () => {
+    const f = fetcher();
+    const rec = await get(f, `${base}/latin1`);
+    assert.match(rec.body ?? '', /café naïve/);
+    assert.equal(rec.charset, 'windows-1252'); // WHATWG maps the ISO-8859-1 label here
+  });
+
+  it('decodes Shift_JIS from <meta charset> and from the header', async () => {
+    const f = fetcher();
+    const meta = await get(f, `${base}/sjis`);
+    assert.equal(meta.charset, 'Shift_JIS');
+    assert.match(meta.body ?? '', /日本語のページ/);
+    const header = await get(f, `${base}/sjis-header`);
+    assert.equal(header.charset, 'Shift_JIS');
+    assert.match(header.body ?? '', /テスト/);
+  });
+
+  it('lets a UTF-8 BOM override the header charset and strips it', async () => {
+    const f = fetcher();
+    const rec = await get(f, `${base}/bom`);
+    assert.equal(rec.charset, 'UTF-8');
+    assert.ok(rec.body?.startsWith('<!doctype html>'));
+    assert.match(rec.body ?? '', /ünïcödé ✓/);
+  });
+
+  it('defaults HTML to windows-1252 and robots.txt / XML to UTF-8', async () => {
+    const f = fetcher();
+    const page = await get(f, `${base}/nocharset`);
+    assert.equal(page.charset, 'windows-1252');
+    assert.match(page.body ?? '', /déjà €/);
+    const robots = await get(f, `${base}/robots.txt`, { reason: 'robots' });
+    assert.equal(robots.charset, 'UTF-8');
+    assert.equal(robots.contentType, 'text/plain');
+    assert.match(robots.body ?? '', /Disallow: \/ñ/);
+    const feed = await get(f, `${base}/feed.xml`, { reason: 'feed' });
+    assert.equal(feed.charset, 'windows-1252'); // from the XML declaration
+    assert.match(feed.body ?? '', /café/);
+  });
+
+  it('keeps an untyped text body', async () => {
+    const f = fetcher();
+    const rec = await get(f, `${base}/untyped`);
+    assert.equal(rec.contentType, undefined);
+    assert.match(rec.body ?? '', /no content type/);
+  });
+
+  it('refuses binary content served as text/html', async () => {
+    const f = fetcher();
+    const rec = await get(f, `${base}/binary`);
+    assert.equal(rec.error?.code, 'MEGURI_ERR_BINARY');
+    assert.equal(rec.status, 200);
+    assert.equal(rec.body, undefined);
+    assert.equal(rec.contentType, 'text/html');
+  });
+
+  it('skips bodies of other types: aborts a large one, drains a small one', async () => {
+    const f = fetcher();
+    const img = await get(f, `${base}/image`);
+    assert.equal(img.error, undefined);
+    assert.equal(img.status, 200);
+    assert.equal(img.body, undefined);
+    assert.equal(img.contentType, 'image/png');
+    assert.ok(img.bytes < 128 * 1024, `read ${img.bytes} bytes of a 1 MiB image`);
+    const chunked = await get(f, `${base}/image-chunked`);
+    assert.equal(chunked.body, undefined);
+    assert.ok(chunked.bytes <= 128 * 1024, `read ${chunked.bytes} bytes of a 1 MiB image`);
+
+    const pdf = await get(f, `${base}/small.pdf`);
+    assert.equal(pdf.body, undefined);
+    assert.equal(pdf.contentType, 'application/pdf');
+    assert.equal(pdf.bytes, 1000);
+    const after = await get(f, `${base}/page`);
+    assert.equal(after.connectionReused, true, 'a drained small body keeps the connection');
+  });
+
+  it('sends validators and returns 304 without a body', async () => {
+    const f = fetcher();
+    const fresh = await get(f, `${base}/cond`);
+    assert.equal(fresh.status, 200);
+    assert.equal(fresh.headers['etag'], '"v1"');
+    const byEtag = await get(f, `${base}/cond`, { validators: { etag: '"v1"' } });
+    assert.equal(byEtag.status, 304);
+    assert.equal(byEtag.body, undefined);
+    assert.equal(byEtag.error, undefined);
+    assert.equal(seenHeaders.at(-1)?.['if-none-match'], '"v1"');
+    const byDate = await get(f, `${base}/cond`, { validators: { lastModified: 'Wed, 01 Jan 2025 00:00:00 GMT' } });
+    assert.equal(byDate.status, 304);
+    assert.equal(seenHeaders.at(-1)?.['if-modified-since'], 'Wed, 01 Jan 2025 00:00:00 GMT');
+  });
+
+  it('reports a connection reset by the server, before and during the response', async () => {
+    const f = fetcher();
+    const before = await get(f, `${base}/reset-before`);
+    assert.equal(before.error?.code, 'MEGURI_ERR_RESET');
+    assert.equal(before.status, 0);
+    const mid = await get(f, `${base}/reset-mid`);
+    assert.equal(mid.error?.code, 'MEGURI_ERR_RESET');
+    assert.equal(mid.status, 200);
+    assert.ok(isRetryable('MEGURI_ERR_RESET'));
+  });
+
+  it('retries once when a kept-alive connection turns out to be closed', async () => {
+    let connections = 0;
+    const response = 'HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2\r\n\r\nok';
+    const server = await netServer((s) => {
+      const n = ++connections;
+      let requests = 0;
+      s.on('data', () => {
+        requests++;
+        // The first connection serves one request, then drops the next one unanswered, as a
+        // server closing an idle connection just as a request arrives would.
+        if (n === 1 && requests === 2) s.destroy();
+        else s.write(response);
+      });
+    });
+    try {
+      const f = fetcher();
+      const first = await get(f, `http://stale.test.local:${server.port}/one`);
+      assert.equal(first.status, 200);
+      const second = await get(f, `http://stale.test.local:${server.port}/two`);
+      assert.equal(second.error, undefined);
+      assert.equal(second.status, 200);
+      assert.equal(second.connectionReused, false);
+      assert.equal(f.stats().staleRetries, 1);
+      assert.equal(connections, 2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('keeps a 503 with its Retry-After header', async () => {
+    const f = fetcher();
+    const rec = await get(f, `${base}/503`);
+    assert.equal(rec.status, 503);
+    assert.equal(rec.error, undefined);
+    assert.equal(rec.headers['retry-after'], '120');
+    assert.match(rec.body ?? '', /busy/);
+  });
+
+  it('rejects an unfetchable URL as MEGURI_ERR_INVALID_URL', async () => {
+    const f = fetcher();
+    const rec = await get(f, 'http://bad host.test.local/');
+    assert.equal(rec.error?.code, 'MEGURI_ERR_INVALID_URL');
+    assert.equal(rec.status, 0);
+  });
+
+  it('close() ends in-flight and queued fetches promptly', async () => {
+    const f = createFetcher({ resolve: RESOLVE, perIpConcurrency: 1, headersTimeoutMs: 10_000, totalTimeoutMs: 10_000 });
+    const pending = [get(f, `${base}/hang`), get(f, `${base}/hang`)];
+    await sleep(50);
+    const t0 = performance.now();
+    await f.close();
+    const recs = await Promise.all(pending);
+    assert.ok(performance.now() - t0 < 500);
+    for (const r of recs) assert.equal(r.error?.code, 'MEGURI_ERR_ABORTED');
+    const later = await get(f, `${base}/page`);
+    assert.equal(later.error?.code, 'MEGURI_ERR_ABORTED');
+  });
+});
