@@ -5,7 +5,11 @@
 import type { SchemaName } from '../schemas/index.ts';
 
 export type CleanupPolicy = 'delete' | 'compact';
-export type Compression = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd';
+/**
+ * Broker-side compression. 'producer' keeps what the producer sent: kafkajs decodes only gzip
+ * natively, so a broker that recompresses to lz4/zstd would make topics unreadable to it.
+ */
+export type Compression = 'producer' | 'gzip';
 
 export interface TopicSpec {
   /** Logical name; the physical name is `prefix + name`. */
@@ -48,7 +52,7 @@ export const topics: readonly TopicSpec[] = [
     key: 'host (or the host IP once known, so one fetcher owns each IP)',
     cleanupPolicy: 'delete',
     retentionMs: 1 * DAY,
-    compression: 'lz4',
+    compression: 'producer',
     description: 'Fetch requests from the scheduler to the fetchers.',
   },
   {
@@ -58,7 +62,7 @@ export const topics: readonly TopicSpec[] = [
     key: 'host',
     cleanupPolicy: 'delete',
     retentionMs: 30 * DAY,
-    compression: 'zstd',
+    compression: 'producer',
     description: 'Fetched pages (body size-capped) with status, headers and timing; replayable for reanalysis.',
   },
   {
@@ -68,7 +72,7 @@ export const topics: readonly TopicSpec[] = [
     key: 'target host (discovered links) / own host (outcomes, seeds)',
     cleanupPolicy: 'delete',
     retentionMs: 7 * DAY,
-    compression: 'lz4',
+    compression: 'producer',
     description: 'Seeds, discovered links and fetch outcomes: everything the scheduler learns.',
   },
   {
@@ -78,7 +82,7 @@ export const topics: readonly TopicSpec[] = [
     key: 'URL',
     cleanupPolicy: 'delete',
     retentionMs: 90 * DAY,
-    compression: 'lz4',
+    compression: 'producer',
     description: 'One event per re-visit of a known page: result, hashes, estimated change interval, next visit.',
   },
   {
@@ -88,7 +92,7 @@ export const topics: readonly TopicSpec[] = [
     key: 'URL',
     cleanupPolicy: 'delete',
     retentionMs: 90 * DAY,
-    compression: 'lz4',
+    compression: 'producer',
     description: 'New, changed and gone pages for subscribers, each pointing at its `pages` record.',
   },
   {
@@ -98,7 +102,7 @@ export const topics: readonly TopicSpec[] = [
     key: 'original key',
     cleanupPolicy: 'delete',
     retentionMs: 30 * DAY,
-    compression: 'lz4',
+    compression: 'producer',
     description: 'Records a service could not accept, with the reason and their origin.',
   },
 ];
@@ -162,7 +166,7 @@ export function changelogSpec(group: string, store: string, partitions: number):
     key: 'store key',
     cleanupPolicy: 'compact',
     retentionMs: -1,
-    compression: 'lz4',
+    compression: 'producer',
     description: `Changelog of the ${store} store of ${group}; restores the store when a partition moves.`,
   };
 }
@@ -172,7 +176,7 @@ export function kafkaTopicConfig(spec: TopicSpec): Record<string, string> {
   const config: Record<string, string> = {
     'cleanup.policy': spec.cleanupPolicy,
     'retention.ms': String(spec.retentionMs),
-    'compression.type': spec.compression === 'none' ? 'producer' : spec.compression,
+    'compression.type': spec.compression,
   };
   if (spec.name === 'pages') config['max.message.bytes'] = String(8 * 1024 * 1024);
   return config;

@@ -47,6 +47,9 @@ export interface KafkaTransportOptions {
   readonly partitionsConsumedConcurrently?: number;
 }
 
+/** Idempotent producers retry without a count limit (kafkajs warns otherwise: a limit can break EOS). */
+const PRODUCER_RETRY = { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 5000 };
+
 function pinoLogCreator(logger: Logger): logCreator {
   return () =>
     ({ level, log }) => {
@@ -125,6 +128,7 @@ export class KafkaTransport implements Transport {
         idempotent: true,
         maxInFlightRequests: 1,
         allowAutoTopicCreation: false,
+        retry: PRODUCER_RETRY,
         createPartitioner: kafkajs.Partitioners.DefaultPartitioner,
       });
       await p.connect();
@@ -143,6 +147,7 @@ export class KafkaTransport implements Transport {
           idempotent: true,
           maxInFlightRequests: 1,
           allowAutoTopicCreation: false,
+          retry: PRODUCER_RETRY,
           transactionTimeout: this.options.transactionTimeoutMs ?? 30000,
           createPartitioner: kafkajs.Partitioners.DefaultPartitioner,
         });

@@ -1,0 +1,54 @@
+/**
+ * The stream runtime's public surface. Services import from here only, never from internals.
+ */
+import { join } from 'node:path';
+import type { Transport } from './transport.ts';
+import type { Logger } from './logger.ts';
+import type { Clock } from './clock.ts';
+import { KafkaTransport } from './kafka/kafka-transport.ts';
+import { EmbeddedTransport } from './embedded/index.ts';
+
+export type * from './transport.ts';
+export { StreamService } from './stream-service.ts';
+export type { ServiceDefinition, Processor, ProcessorContext, InputRecord, Cancellable, EmitOptions, StreamServiceOptions } from './stream-service.ts';
+export type { KeyValueStore, RangeQuery } from './store.ts';
+export { prefixEnd } from './store.ts';
+export { ServiceMetrics } from './metrics.ts';
+export { createLogger, silentLogger } from './logger.ts';
+export type { Logger } from './logger.ts';
+export { systemClock, ScaledClock, ManualClock } from './clock.ts';
+export type { Clock } from './clock.ts';
+export { loadRuntimeConfig, describeConfig, ConfigError } from './config.ts';
+export type { RuntimeConfig } from './config.ts';
+export { startHealthServer, onShutdownSignal } from './host.ts';
+export { partitionForKey } from './partitioner.ts';
+export { KafkaTransport, EmbeddedTransport };
+
+export interface TransportConfig {
+  readonly transport: 'embedded' | 'kafka';
+  readonly kafkaBrokers: readonly string[];
+  /** The embedded log lives in `<dataDir>/log`. */
+  readonly dataDir: string;
+  readonly clientId?: string;
+  readonly logger?: Logger;
+  readonly clock?: Clock;
+}
+
+export async function createTransport(config: TransportConfig): Promise<Transport> {
+  if (config.transport === 'kafka') {
+    return new KafkaTransport({
+      brokers: config.kafkaBrokers,
+      ...(config.clientId ? { clientId: config.clientId } : {}),
+      ...(config.logger ? { logger: config.logger } : {}),
+    });
+  }
+  return EmbeddedTransport.open({
+    dir: config.dataDir,
+    ...(config.logger ? { logger: config.logger } : {}),
+    ...(config.clock ? { clock: config.clock } : {}),
+  });
+}
+
+export function embeddedLogDir(dataDir: string): string {
+  return join(dataDir, 'log');
+}
