@@ -51,6 +51,7 @@ usage() {
   cat >&2 <<EOF
 usage: kafka.sh <command>
   start   start the broker if needed; prints KAFKA_BROKERS=<host:port>
+  jars    only make sure the broker's jars are in the cache (needs Maven Central once)
   stop    stop it (SIGTERM, then SIGKILL after ${STOP_TIMEOUT}s)
   status  print <host:port> and exit 0 if running, exit 1 otherwise
   env     print KAFKA_BROKERS=<host:port> of the running broker (for eval)
@@ -471,6 +472,7 @@ cmd_reset() {
 
 case ${1:-} in
   start) cmd_start ;;
+  jars) ensure_jars ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
   env) cmd_env ;;
