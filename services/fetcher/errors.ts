@@ -9,6 +9,8 @@ export const FETCH_ERRORS = {
   MEGURI_ERR_DNS: { retryable: false, description: 'host name does not resolve' },
   /** Resolver trouble that may pass: SERVFAIL, timeout, refused, network down. */
   MEGURI_ERR_DNS_TEMPORARY: { retryable: true, description: 'temporary name resolution failure' },
+  /** System DNS mode: the name (or an IP-literal URL) points into a private or reserved range. */
+  MEGURI_ERR_BLOCKED_ADDRESS: { retryable: false, description: 'address is not public (private, loopback, reserved)' },
   MEGURI_ERR_CONNECT: { retryable: true, description: 'TCP connection failed (refused, unreachable)' },
   MEGURI_ERR_CONNECT_TIMEOUT: { retryable: true, description: 'TCP/TLS connection setup timed out' },
   MEGURI_ERR_TLS: { retryable: false, description: 'TLS handshake or certificate verification failed' },
