@@ -657,6 +657,109 @@ test('a topic created after the join is assigned and consumed; members with diff
   });
 });
 
+test('a member that stops while a rebalance is running gives up everything before it has left', async () => {
+  await withDir(async (dir) => {
+    const t = await open(dir);
+    try {
+      await t.ensureTopics([{ name: 'in', partitions: 4 }]);
+      const revokedA: number[][] = [];
+      const a: GroupMember = await t.join(
+        memberOptions('g', ['in'], async () => undefined, {
+          memberName: 'a',
+          onRevoked: async (tps) => {
+            revokedA.push(tps.map((x) => x.partition).sort());
+            // Leave while the rebalance caused by b's join is still in its revoke phase.
+            if (revokedA.length === 1) void a.stop();
+          },
+        }),
+      );
+      await a.ready();
+      const b = await t.join(memberOptions('g', ['in'], async () => undefined, { memberName: 'b' }));
+      await (a as EmbeddedGroupMember).left();
+      assert.deepEqual(revokedA, [
+        [1, 3],
+        [0, 2],
+      ]);
+      assert.deepEqual(a.assignment(), []);
+      await waitFor(() => b.assignment().length === 4, 'b owns everything');
+      await b.stop();
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+test('membership churn: no partition is processed by two members at once, every record exactly once', { timeout: 60_000 }, async () => {
+  await withDir(async (dir) => {
+    const t = await open(dir);
+    try {
+      await t.ensureTopics([{ name: 'churn', partitions: 5 }]);
+      const inFlight = new Set<number>();
+      const violations: string[] = [];
+      const seen = new Map<string, number>();
+      let produced = 0;
+      let random = 42;
+      const rnd = (n: number): number => {
+        random = (random * 1103515245 + 12345) % 2147483648;
+        return random % n;
+      };
+      const members: GroupMember[] = [];
+      const join = async (): Promise<void> => {
+        const m: GroupMember = await t.join(
+          memberOptions(
+            'churn',
+            ['churn'],
+            async (b) => {
+              if (inFlight.has(b.partition)) violations.push(`partition ${b.partition} processed concurrently`);
+              inFlight.add(b.partition);
+              try {
+                await new Promise((r) => setTimeout(r, rnd(3)));
+                for (const r of b.records) {
+                  const id = `${r.partition}:${r.offset}`;
+                  seen.set(id, (seen.get(id) ?? 0) + 1);
+                }
+                const last = b.records[b.records.length - 1] as LogRecord;
+                await m.commit({ transactional: true, scope: `churn-${b.partition}`, outputs: [], offsets: [{ topic: 'churn', partition: b.partition, offset: last.offset + 1 }] });
+              } finally {
+                inFlight.delete(b.partition);
+              }
+            },
+            { maxBatchRecords: 7 },
+          ),
+        );
+        members.push(m);
+      };
+      await join();
+      const producing = (async () => {
+        for (let i = 0; i < 150; i++) {
+          const n = 1 + rnd(20);
+          await t.send(Array.from({ length: n }, (_, j) => ({ topic: 'churn', key: `k${produced + j}`, value: value('v') })));
+          produced += n;
+          await new Promise((r) => setTimeout(r, 1));
+        }
+      })();
+      for (let step = 0; step < 40; step++) {
+        if (members.length < 2 || (members.length < 4 && rnd(2) === 0)) {
+          await join();
+        } else {
+          const [victim] = members.splice(rnd(members.length), 1);
+          // Not awaited half of the time, so leaves overlap joins and other rebalances.
+          const stopping = victim?.stop();
+          if (rnd(2) === 0) await stopping;
+        }
+        await new Promise((r) => setTimeout(r, rnd(15)));
+      }
+      await producing;
+      await waitFor(() => seen.size === produced, `all ${produced} records consumed`, 30_000);
+      await Promise.all(members.map((m) => m.stop()));
+      assert.deepEqual(violations, []);
+      assert.deepEqual([...seen.entries()].filter(([, n]) => n !== 1), []);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 test('a killed appender leaves a contiguous, readable log', { timeout: 60_000 }, async () => {
   await withDir(async (dir) => {
     const fixture = path.join(here, 'embedded-log-fixtures', 'append-forever.ts');

@@ -26,7 +26,7 @@ import type {
 } from '../transport.ts';
 import { encodeRecord } from './codec.ts';
 import { coordinatorFor, existingCoordinator } from './group.ts';
-import type { EmbeddedGroupMember, MemberHost } from './group.ts';
+import type { EmbeddedGroupMember, MemberHost, MemberStats } from './group.ts';
 import { LogClosedError, SharedLog } from './log.ts';
 import type { MaintenanceReport, OffsetUpdate, PreparedRecord } from './log.ts';
 
@@ -253,6 +253,11 @@ export class EmbeddedTransport implements Transport, MemberHost {
   maintain(): Promise<MaintenanceReport> {
     this.assertOpen();
     return this.log.maintain(this.clock.now());
+  }
+
+  /** Stats (assignment, batches, error counts) of the group members created by this handle. */
+  memberStats(): MemberStats[] {
+    return [...this.members].map((m) => m.stats());
   }
 
   /** Resolves once every write issued so far is durable. */

@@ -135,9 +135,12 @@ export class GroupCoordinator {
   private async rebalance(): Promise<void> {
     this.generation++;
     const active = this.members.filter((m) => !m.leaving);
+    const leavers = this.members.filter((m) => m.leaving);
     const target = this.assign(active);
     await Promise.all(this.members.map((m) => m.revokeAllBut(target.get(m) ?? [])));
-    for (const m of this.members.filter((x) => x.leaving)) {
+    // Only members that were leaving when this rebalance started have given everything up; one
+    // that called stop() meanwhile is handled by the rebalance its stop() queued.
+    for (const m of leavers) {
       this.members.splice(this.members.indexOf(m), 1);
       m.markLeft();
     }

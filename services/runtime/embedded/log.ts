@@ -667,6 +667,9 @@ export class SharedLog {
     if (end === ps.compactedHigh && !ps.tombstonesKept) return 0;
     const seen = new Set<string>();
     let pending: Buffer[] = [];
+    // Expired tombstones go last: if the process dies half-way, a key must never come back with
+    // an older value because its tombstone was deleted before the values it hides.
+    const expiredTombstones: Buffer[] = [];
     let removed = 0;
     let markerWritten = false;
     let tombstonesKept = false;
@@ -694,7 +697,7 @@ export class SharedLog {
           } else {
             seen.add(rec.key);
             if (rec.tombstone) {
-              if (rec.timestamp <= now - deleteRetentionMs) pending.push(keys[i] as Buffer);
+              if (rec.timestamp <= now - deleteRetentionMs) expiredTombstones.push(keys[i] as Buffer);
               else tombstonesKept = true;
             }
           }
@@ -705,6 +708,10 @@ export class SharedLog {
       await flush();
     } finally {
       await it.end();
+    }
+    for (let i = 0; i < expiredTombstones.length; i += DELETE_CHUNK) {
+      pending = expiredTombstones.slice(i, i + DELETE_CHUNK);
+      await flush();
     }
     ps.compactedHigh = end;
     ps.tombstonesKept = tombstonesKept;
