@@ -55,7 +55,7 @@ export interface Extracted {
   invalidLinks: number;
   /** Link attributes skipped on purpose: non-http(s) schemes, empty, links to the page itself. */
   skippedLinks: number;
-  /** Main text, whitespace collapsed, at most maxTextChars. */
+  /** Main text (whitespace as in the source, word breaks between blocks), at most maxTextChars. */
   text: string;
 }
 
@@ -75,29 +75,48 @@ const DEFAULT_MAX_TEXT = 200_000;
 const DEFAULT_MAX_LINKS = 10_000;
 
 // Containers whose text is never main text (hidden, interactive or chrome).
-const BOILERPLATE_TAGS = new Set([
+const BOILERPLATE_TAGS = [
   'script', 'style', 'noscript', 'template', 'svg', 'math', 'select', 'button', 'form', 'textarea',
   'nav', 'header', 'footer', 'aside', 'iframe', 'object',
-]);
+];
 // Of those, the ones whose text is not visible at all (never used as fallback text either).
-const HIDDEN_TAGS = new Set(['script', 'style', 'noscript', 'template', 'svg', 'math', 'iframe', 'object']);
+const HIDDEN_TAGS = ['script', 'style', 'noscript', 'template', 'svg', 'math', 'iframe', 'object'];
 const BOILERPLATE_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary']);
 const BOILERPLATE_WORDS =
   /(?:^|[^a-z0-9])(?:nav|navbar|navigation|menu|menus|footer|header|sidebar|banner|ad|ads|advert|adverts|advertisement|breadcrumb|breadcrumbs|cookie|cookies)(?![a-z0-9])/i;
-const CLASS_RULE_EXEMPT = new Set(['html', 'body', 'main', 'article']);
-
+const CLASS_RULE_EXEMPT = ['html', 'body', 'main', 'article'];
 // Elements that do not break words: text on both sides joins without a space.
-const INLINE_TAGS = new Set([
+const INLINE_TAGS = [
   'a', 'abbr', 'b', 'bdi', 'bdo', 'cite', 'code', 'data', 'dfn', 'em', 'i', 'kbd', 'mark', 'q', 's',
   'samp', 'small', 'span', 'strong', 'sub', 'sup', 'time', 'u', 'var', 'font', 'tt', 'big', 'strike',
   'label', 'ins', 'del', 'wbr',
-]);
+];
+// Elements with per-tag handling in onopentag.
+const SPECIAL_TAGS = ['a', 'area', 'link', 'frame', 'iframe', 'base', 'meta', 'html', 'title', 'img'];
+
+// One map lookup per start tag gives everything the handler needs to know about the tag name.
+const T_SPECIAL = 1;
+const T_BOILER = 2;
+const T_HIDDEN = 4;
+const T_INLINE = 8;
+const T_EXEMPT = 16;
+const TAG_INFO = new Map<string, number>();
+const mark = (names: readonly string[], bit: number): void => {
+  for (const n of names) TAG_INFO.set(n, (TAG_INFO.get(n) ?? 0) | bit);
+};
+mark(SPECIAL_TAGS, T_SPECIAL);
+mark(BOILERPLATE_TAGS, T_BOILER);
+mark(HIDDEN_TAGS, T_HIDDEN);
+mark(INLINE_TAGS, T_INLINE);
+mark(CLASS_RULE_EXEMPT, T_EXEMPT);
 
 const NOFOLLOW_REL = /(?:^|\s)(?:nofollow|ugc|sponsored)(?:\s|$)/i;
 const FOLLOWED_LINK_REL = /(?:^|\s)(?:alternate|next|prev|previous)(?:\s|$)/i;
 const UNFOLLOWED_LINK_REL = /(?:^|\s)(?:stylesheet|icon|shortcut|apple-touch-icon|mask-icon|preload|prefetch)(?:\s|$)/i;
 const CANONICAL_REL = /(?:^|\s)canonical(?:\s|$)/i;
-const WS = /\s+/g;
+// HTML whitespace is ASCII whitespace; a no-break space is content. Only runs that are not
+// already a single space are matched, which makes the replace several times faster on prose.
+const WS = /[\t\n\f\r][ \t\n\f\r]*| [\t\n\f\r ]+/g;
 
 function collapse(s: string, max: number): string {
   const c = s.replace(WS, ' ').trim();
@@ -184,85 +203,88 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions 
     {
       onopentag(name, attribs) {
         let flags = 0;
-        switch (name) {
-          case 'a':
-          case 'area': {
-            const href = attribs.href;
-            if (href !== undefined) {
+        const info = TAG_INFO.get(name) ?? 0;
+        if (info & T_SPECIAL) {
+          switch (name) {
+            case 'a':
+            case 'area': {
+              const href = attribs.href;
+              if (href !== undefined) {
+                const rel = attribs.rel;
+                const occ = addOccurrence(href, name, rel !== undefined && NOFOLLOW_REL.test(rel));
+                if (name === 'a') {
+                  anchorOcc = occ;
+                  anchorLen = 0;
+                  flags |= F_ANCHOR;
+                } else if (attribs.alt) {
+                  occ.anchor = attribs.alt.slice(0, MAX_ANCHOR_CHARS * 2);
+                }
+              }
+              break;
+            }
+            case 'link': {
+              const href = attribs.href;
               const rel = attribs.rel;
-              const occ = addOccurrence(href, name, rel !== undefined && NOFOLLOW_REL.test(rel));
-              if (name === 'a') {
-                anchorOcc = occ;
-                anchorLen = 0;
-                flags |= F_ANCHOR;
-              } else if (attribs.alt) {
-                occ.anchor = attribs.alt.slice(0, MAX_ANCHOR_CHARS * 2);
+              if (href !== undefined && rel !== undefined) {
+                if (CANONICAL_REL.test(rel)) {
+                  if (canonicalHref === null) canonicalHref = href;
+                } else if (FOLLOWED_LINK_REL.test(rel) && !UNFOLLOWED_LINK_REL.test(rel)) {
+                  addOccurrence(href, 'link', NOFOLLOW_REL.test(rel));
+                }
               }
+              break;
             }
-            break;
+            case 'frame':
+            case 'iframe':
+              if (attribs.src !== undefined) addOccurrence(attribs.src, name, false);
+              break;
+            case 'base':
+              if (baseHref === null && attribs.href !== undefined) {
+                const r = normalizeUrl(attribs.href, pageUrl);
+                if (r.ok) baseHref = r.url;
+              }
+              break;
+            case 'meta': {
+              const metaName = attribs.name;
+              if (metaName !== undefined && attribs.content !== undefined) {
+                const n = metaName.trim().toLowerCase();
+                if (n === 'robots' || n === botToken) {
+                  const d = parseRobotsDirectives(attribs.content);
+                  noindex ||= d.noindex;
+                  nofollowAll ||= d.nofollow;
+                }
+              } else if (attribs['http-equiv'] !== undefined && attribs.content !== undefined) {
+                if (attribs['http-equiv'].trim().toLowerCase() === 'refresh') {
+                  const target = refreshTarget(attribs.content);
+                  if (target !== null) addOccurrence(target, 'refresh', false);
+                }
+              }
+              break;
+            }
+            case 'html':
+              if (lang === null && attribs.lang) {
+                const l = attribs.lang.trim();
+                if (l !== '') lang = l.slice(0, MAX_LANG_CHARS);
+              }
+              break;
+            case 'title':
+              if (title === null && svgDepth === 0) {
+                flags |= F_TITLE;
+                titleDepth++;
+              }
+              break;
+            case 'img':
+              if (anchorOcc !== null && attribs.alt && anchorLen < MAX_ANCHOR_CHARS * 2) {
+                anchorOcc.anchor += ' ' + attribs.alt;
+                anchorLen += attribs.alt.length + 1;
+              }
+              break;
           }
-          case 'link': {
-            const href = attribs.href;
-            const rel = attribs.rel;
-            if (href !== undefined && rel !== undefined) {
-              if (CANONICAL_REL.test(rel)) {
-                if (canonicalHref === null) canonicalHref = href;
-              } else if (FOLLOWED_LINK_REL.test(rel) && !UNFOLLOWED_LINK_REL.test(rel)) {
-                addOccurrence(href, 'link', NOFOLLOW_REL.test(rel));
-              }
-            }
-            break;
-          }
-          case 'frame':
-          case 'iframe':
-            if (attribs.src !== undefined) addOccurrence(attribs.src, name, false);
-            break;
-          case 'base':
-            if (baseHref === null && attribs.href !== undefined) {
-              const r = normalizeUrl(attribs.href, pageUrl);
-              if (r.ok) baseHref = r.url;
-            }
-            break;
-          case 'meta': {
-            const metaName = attribs.name;
-            if (metaName !== undefined && attribs.content !== undefined) {
-              const n = metaName.trim().toLowerCase();
-              if (n === 'robots' || n === botToken) {
-                const d = parseRobotsDirectives(attribs.content);
-                noindex ||= d.noindex;
-                nofollowAll ||= d.nofollow;
-              }
-            } else if (attribs['http-equiv'] !== undefined && attribs.content !== undefined) {
-              if (attribs['http-equiv'].trim().toLowerCase() === 'refresh') {
-                const target = refreshTarget(attribs.content);
-                if (target !== null) addOccurrence(target, 'refresh', false);
-              }
-            }
-            break;
-          }
-          case 'html':
-            if (lang === null && attribs.lang) {
-              const l = attribs.lang.trim();
-              if (l !== '') lang = l.slice(0, MAX_LANG_CHARS);
-            }
-            break;
-          case 'title':
-            if (title === null && svgDepth === 0) {
-              flags |= F_TITLE;
-              titleDepth++;
-            }
-            break;
-          case 'img':
-            if (anchorOcc !== null && attribs.alt && anchorLen < MAX_ANCHOR_CHARS * 2) {
-              anchorOcc.anchor += ' ' + attribs.alt;
-              anchorLen += attribs.alt.length + 1;
-            }
-            break;
         }
 
-        if (BOILERPLATE_TAGS.has(name)) {
+        if (info & T_BOILER) {
           flags |= F_BOILER;
-          if (HIDDEN_TAGS.has(name)) flags |= F_HIDDEN;
+          if (info & T_HIDDEN) flags |= F_HIDDEN;
           if (name === 'svg') flags |= F_SVG;
         } else if (boilerDepth === 0) {
           // Attribute heuristics only matter while still in main content.
@@ -270,7 +292,7 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions 
           if (
             attribs.hidden !== undefined ||
             (role !== undefined && BOILERPLATE_ROLES.has(role.trim().toLowerCase())) ||
-            (!CLASS_RULE_EXEMPT.has(name) &&
+            ((info & T_EXEMPT) === 0 &&
               ((attribs.class !== undefined && BOILERPLATE_WORDS.test(attribs.class)) ||
                 (attribs.id !== undefined && BOILERPLATE_WORDS.test(attribs.id))))
           ) {
@@ -278,7 +300,7 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions 
             if (attribs.hidden !== undefined) flags |= F_HIDDEN;
           }
         }
-        if (!INLINE_TAGS.has(name)) {
+        if ((info & T_INLINE) === 0) {
           flags |= F_BREAK;
           pendingBreak = true;
         }
@@ -389,8 +411,10 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions 
     if (r.ok) canonical = r.url;
   }
 
-  const textParts = mainLen > 0 ? main : aux;
-  const text = collapse(textParts.join(''), maxText);
+  // Whitespace is left as in the source: the fingerprint tokeniser skips it anyway, and
+  // collapsing ~20 KB of prose on every page would cost as much as the link work.
+  let text = (mainLen > 0 ? main : aux).join('').trim();
+  if (text.length > maxText) text = text.slice(0, maxText);
 
   return { title, lang, baseUrl, canonical, noindex, nofollowAll, links, invalidLinks, skippedLinks, text };
 }

@@ -8,8 +8,9 @@
  * Tokens made only of digits all hash alike: dates, counters and timestamps are the most common
  * noise inside otherwise unchanged text (the MD5 still tells any byte change apart).
  * Features are `SHINGLE` consecutive tokens; every feature gets a 64-bit hash made of two
- * independent 32-bit hashes (FNV-1a over the token with two different offset bases, combined
- * per shingle with a murmur3-style finaliser), so no BigInt is needed in the loop. Each of the
+ * independent 32-bit hashes (FNV-1a over the token with two different offset bases; the three
+ * token hashes of a shingle are rotated by position, xor-ed and put through a murmur3-style
+ * finaliser), so no BigInt is needed in the loop. Each of the
  * 64 bit positions sums +1/−1 over all features; the fingerprint bit is set where the sum is > 0.
  */
 import { createHash } from 'node:crypto';
@@ -22,7 +23,7 @@ export function md5Hex(body: string | Uint8Array): string {
   return h.digest('hex');
 }
 
-/** Tokens per feature. */
+/** Tokens per feature (the shingle combination in simhash() is written for 3). */
 export const SHINGLE = 3;
 
 const FNV_PRIME = 0x01000193;
@@ -77,51 +78,78 @@ function isCjk(c: number): boolean {
   );
 }
 
+// Scratch buffers for token hashes, grown on demand and reused across calls (single-threaded).
+let scratchA = new Int32Array(4096);
+let scratchB = new Int32Array(4096);
+
+function grow(): void {
+  const a = new Int32Array(scratchA.length * 2);
+  a.set(scratchA);
+  scratchA = a;
+  const b = new Int32Array(scratchB.length * 2);
+  b.set(scratchB);
+  scratchB = b;
+}
+
 /**
- * Calls `emit(hashA, hashB)` for every token of `text` (two independent 32-bit hashes).
- * Exposed for tests; the hashing loop allocates nothing per token.
+ * Tokenises `text` into scratchA/scratchB (two independent 32-bit hashes per token) and returns
+ * the token count. Written as one flat loop without closures: it is the hottest code of the parser.
  */
-export function forEachToken(text: string, emit: (a: number, b: number) => void): void {
+function hashTokens(text: string): number {
   const s = text.toLowerCase();
   const n = s.length;
+  // upper bound of the token count: at most one token per character
+  while (scratchA.length < n + 1) grow();
+  const A = scratchA;
+  const B = scratchB;
+  let count = 0;
   let a = FNV_OFFSET_A;
   let b = FNV_OFFSET_B;
   let inToken = false;
   let digitsOnly = true;
-  const flush = (): void => {
-    if (digitsOnly) emit(NUMBER_A, NUMBER_B);
-    else emit(a >>> 0, b >>> 0);
-    a = FNV_OFFSET_A;
-    b = FNV_OFFSET_B;
-    inToken = false;
-    digitsOnly = true;
-  };
   for (let i = 0; i < n; i++) {
     let c = s.charCodeAt(i);
-    let word: boolean;
-    if (c < 128) word = ASCII_WORD[c] === 1;
-    else if (isCjk(c)) {
-      if (inToken) flush();
-      a = Math.imul(FNV_OFFSET_A ^ c, FNV_PRIME);
-      b = Math.imul(FNV_OFFSET_B ^ c, FNV_PRIME);
+    if (c < 128 ? ASCII_WORD[c] === 1 : !isCjk(c) && !isNonAsciiSeparator(c)) {
+      a = Math.imul(a ^ c, FNV_PRIME);
+      b = Math.imul(b ^ c, FNV_PRIME);
+      if (c > 57) digitsOnly = false;
+      inToken = true;
+      continue;
+    }
+    if (inToken) {
+      A[count] = digitsOnly ? NUMBER_A : a;
+      B[count] = digitsOnly ? NUMBER_B : b;
+      count++;
+      a = FNV_OFFSET_A;
+      b = FNV_OFFSET_B;
+      inToken = false;
+      digitsOnly = true;
+    }
+    if (c >= 128 && isCjk(c)) {
+      let ca = Math.imul(FNV_OFFSET_A ^ c, FNV_PRIME);
+      let cb = Math.imul(FNV_OFFSET_B ^ c, FNV_PRIME);
       // keep a surrogate pair together
       if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
         c = s.charCodeAt(++i);
-        a = Math.imul(a ^ c, FNV_PRIME);
-        b = Math.imul(b ^ c, FNV_PRIME);
+        ca = Math.imul(ca ^ c, FNV_PRIME);
+        cb = Math.imul(cb ^ c, FNV_PRIME);
       }
-      digitsOnly = false;
-      flush();
-      continue;
-    } else word = !isNonAsciiSeparator(c);
-    if (word) {
-      a = Math.imul(a ^ c, FNV_PRIME);
-      b = Math.imul(b ^ c, FNV_PRIME);
-      if (c < 48 || c > 57) digitsOnly = false;
-      inToken = true;
-    } else if (inToken) flush();
+      A[count] = ca;
+      B[count] = cb;
+      count++;
+    }
   }
-  if (inToken) flush();
+  if (inToken) {
+    A[count] = digitsOnly ? NUMBER_A : a;
+    B[count] = digitsOnly ? NUMBER_B : b;
+    count++;
+  }
+  return count;
+}
+
+/** Number of tokens simhash() sees in `text` (for tests and diagnostics). */
+export function countTokens(text: string): number {
+  return hashTokens(text);
 }
 
 const EMPTY_FINGERPRINT = '0000000000000000';
@@ -130,49 +158,66 @@ function hex8(x: number): string {
   return (x >>> 0).toString(16).padStart(8, '0');
 }
 
+// Feature counts per byte value of each of the 8 bytes of the 64-bit feature hash: 8 branch-free
+// increments per feature instead of 64 per-bit updates; per-bit totals are summed up once at the
+// end from the 8 × 256 table.
+const byteCounts = new Int32Array(8 * 256);
+
+function rotl(x: number, r: number): number {
+  return (x << r) | (x >>> (32 - r));
+}
+
+function countFeature(lo: number, hi: number): void {
+  const c = byteCounts;
+  c[lo & 255]!++;
+  c[256 + ((lo >>> 8) & 255)]!++;
+  c[512 + ((lo >>> 16) & 255)]!++;
+  c[768 + (lo >>> 24)]!++;
+  c[1024 + (hi & 255)]!++;
+  c[1280 + ((hi >>> 8) & 255)]!++;
+  c[1536 + ((hi >>> 16) & 255)]!++;
+  c[1792 + (hi >>> 24)]!++;
+}
+
 /** 64-bit simhash of `text` as 16 lower-case hex characters (all zero for text without tokens). */
 export function simhash(text: string): string {
-  const sums = new Int32Array(64);
-  // ring of the last SHINGLE-1 token hashes
-  const ringA = new Int32Array(SHINGLE);
-  const ringB = new Int32Array(SHINGLE);
-  let tokens = 0;
+  const count = hashTokens(text);
+  if (count === 0) return EMPTY_FINGERPRINT;
+  const A = scratchA;
+  const B = scratchB;
+  byteCounts.fill(0);
   let features = 0;
-
-  const addFeature = (lo: number, hi: number): void => {
-    features++;
-    for (let bit = 0; bit < 32; bit++) {
-      sums[bit]! += ((lo >>> bit) & 1) * 2 - 1;
-      sums[bit + 32]! += ((hi >>> bit) & 1) * 2 - 1;
+  if (count < SHINGLE) {
+    // texts shorter than a shingle still deserve a fingerprint
+    for (let k = 0; k < count; k++) {
+      countFeature(fmix32(A[k]!), fmix32(B[k]!));
+      features++;
     }
-  };
-
-  forEachToken(text, (a, b) => {
-    ringA[tokens % SHINGLE] = a;
-    ringB[tokens % SHINGLE] = b;
-    tokens++;
-    if (tokens < SHINGLE) return;
-    // order-sensitive combination of the shingle's token hashes
-    let lo = 0x9e3779b9;
-    let hi = 0x7f4a7c15;
-    for (let k = 0; k < SHINGLE; k++) {
-      const idx = (tokens - SHINGLE + k) % SHINGLE;
-      lo = fmix32((lo ^ ringA[idx]!) + k);
-      hi = fmix32((hi ^ ringB[idx]!) + k);
+  } else {
+    for (let i = SHINGLE - 1; i < count; i++) {
+      // order-sensitive: each position of the shingle is rotated differently before mixing
+      countFeature(
+        fmix32(A[i - 2]! ^ rotl(A[i - 1]!, 11) ^ rotl(A[i]!, 22)),
+        fmix32(B[i - 2]! ^ rotl(B[i - 1]!, 13) ^ rotl(B[i]!, 26)),
+      );
+      features++;
     }
-    addFeature(lo, hi);
-  });
-  // texts shorter than a shingle still deserve a fingerprint
-  if (features === 0 && tokens > 0) {
-    for (let k = 0; k < tokens; k++) addFeature(fmix32(ringA[k]!), fmix32(ringB[k]!));
   }
-  if (tokens === 0) return EMPTY_FINGERPRINT;
-
+  // per-bit totals; bit set where more than half of the features have it (+1/−1 sum positive)
+  const ones = new Int32Array(64);
+  for (let chunk = 0; chunk < 8; chunk++) {
+    const base = chunk * 256;
+    for (let v = 1; v < 256; v++) {
+      const n = byteCounts[base + v]!;
+      if (n === 0) continue;
+      for (let bit = 0; bit < 8; bit++) if (v & (1 << bit)) ones[chunk * 8 + bit]! += n;
+    }
+  }
   let lo = 0;
   let hi = 0;
   for (let bit = 0; bit < 32; bit++) {
-    if (sums[bit]! > 0) lo |= 1 << bit;
-    if (sums[bit + 32]! > 0) hi |= 1 << bit;
+    if (ones[bit]! * 2 > features) lo |= 1 << bit;
+    if (ones[bit + 32]! * 2 > features) hi |= 1 << bit;
   }
   return hex8(hi) + hex8(lo);
 }
