@@ -606,6 +606,34 @@ test('an eachBatch error is logged, counted and retried from the committed offse
   });
 });
 
+test('a failing onAssigned is retried before any batch is delivered', async () => {
+  await withDir(async (dir) => {
+    const t = await open(dir);
+    try {
+      await t.ensureTopics([{ name: 'r', partitions: 1 }]);
+      await t.send([{ topic: 'r', key: 'a', value: value('a') }]);
+      const log: string[] = [];
+      let calls = 0;
+      const m = await t.join(
+        memberOptions('g', ['r'], async (b) => void log.push(`batch ${b.records.length}`), {
+          onAssigned: async () => {
+            calls++;
+            log.push(`assigned ${calls}`);
+            if (calls === 1) throw new Error('store not ready');
+          },
+        }),
+      );
+      await waitFor(() => log.includes('batch 1'), 'batch after retry');
+      assert.deepEqual(log, ['assigned 1', 'assigned 2', 'batch 1']);
+      assert.equal((m as EmbeddedGroupMember).errorCount, 1);
+      assert.equal(t.memberStats()[0]?.errors, 1);
+      await m.stop();
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 test('stop() from inside eachBatch does not deadlock; close() stops members', async () => {
   await withDir(async (dir) => {
     const t = await open(dir);

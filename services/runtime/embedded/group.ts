@@ -320,6 +320,7 @@ export class EmbeddedGroupMember implements GroupMember {
   private batches = 0;
   private records = 0;
   private readonly leftListeners: (() => void)[] = [];
+  private readonly leaveWaiters: (() => void)[] = [];
 
   constructor(
     private readonly coordinator: GroupCoordinator,
@@ -393,6 +394,7 @@ export class EmbeddedGroupMember implements GroupMember {
     if (!this.leaving) {
       this.leaving = true;
       for (const loop of this.owned.values()) loop.halt();
+      for (const w of this.leaveWaiters.splice(0)) w();
       void this.coordinator.scheduleRebalance();
     }
     // From inside one of this group's callbacks, waiting would wait for that callback itself.
@@ -442,12 +444,27 @@ export class EmbeddedGroupMember implements GroupMember {
       } catch (err) {
         this.recordError(err, undefined, 'onAssigned failed; retrying');
         if (this.leaving) return;
-        await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt)));
+        await this.pause(backoffMs(attempt));
         if (this.leaving) return;
       }
     }
     if (this.leaving) return;
     for (const loop of loops) loop.start();
+  }
+
+  /** Sleeps `ms`, or less if the member starts leaving. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const waiters = this.leaveWaiters;
+      function done(): void {
+        clearTimeout(timer);
+        const i = waiters.indexOf(done);
+        if (i >= 0) waiters.splice(i, 1);
+        resolve();
+      }
+      waiters.push(done);
+    });
   }
 
   countBatch(records: number): void {

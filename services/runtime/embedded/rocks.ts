@@ -105,7 +105,8 @@ export class RocksStore {
    * was when created) and ends the iterator.
    */
   async scan(options: IteratorOptions, max: number): Promise<{ keys: Buffer[]; values: Buffer[] }> {
-    const it = this.openIterator({ ...options, limit: max });
+    // The binding reads `limit` as an int32; -1 means no limit.
+    const it = this.openIterator({ ...options, limit: max > 0x7fffffff ? -1 : max });
     try {
       return await it.nextMany(max);
     } finally {
