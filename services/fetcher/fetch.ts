@@ -474,9 +474,15 @@ class Exchange implements Dispatcher.DispatchHandler {
         return;
       }
     }
-    const decoded = decodeText(buf, sniffEncoding(buf, this.kind, this.declaredCharset));
-    this.body = decoded.text;
-    this.charset = decoded.charset;
+    try {
+      const decoded = decodeText(buf, sniffEncoding(buf, this.kind, this.declaredCharset));
+      this.body = decoded.text;
+      this.charset = decoded.charset;
+    } catch (err) {
+      // Runs inside undici and zlib callbacks, where a throw would leave the fetch unsettled.
+      this.fail('MEGURI_ERR_INTERNAL', `decoding the body failed: ${errorMessage(err)}`);
+      return;
+    }
     this.settle();
   }
 
@@ -584,6 +590,15 @@ class FetcherCore implements Fetcher {
     const startedAt = this.clock.now();
     const t0 = performance.now();
     this.counters.started++;
+    try {
+      return await this.fetchChain(req, startedAt, t0);
+    } catch (err) {
+      // Only a bug gets here; the contract is a record, never a rejection.
+      return this.finish(req, startedAt, t0, req.url, [], undefined, undefined, new FetchError('MEGURI_ERR_INTERNAL', errorMessage(err)));
+    }
+  }
+
+  private async fetchChain(req: FrontierRecord, startedAt: number, t0: number): Promise<PageRecord> {
     const redirects: { url: string; status: number }[] = [];
     let url: URL;
     try {

@@ -2,7 +2,12 @@
 // map only (no real DNS, no other address). Every record must pass pageRecord.parse.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
@@ -383,6 +388,37 @@ describe('fetcher', () => {
     }
   });
 
+  it('uses one connection per origin by default, two when configured', async () => {
+    let active = 0;
+    let peak = 0;
+    const sockets = new Set<unknown>();
+    const slow = await httpServer((req, res) => {
+      sockets.add(req.socket);
+      active++;
+      peak = Math.max(peak, active);
+      setTimeout(() => {
+        active--;
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('ok');
+      }, 30);
+    });
+    try {
+      const urls = [1, 2, 3, 4].map((i) => `http://one.test.local:${slow.port}/${i}`);
+      const one = fetcher({ perIpConcurrency: 4 });
+      assert.ok((await Promise.all(urls.map((u) => get(one, u)))).every((r) => r.status === 200));
+      assert.equal(peak, 1);
+      assert.equal(sockets.size, 1);
+      peak = 0;
+      sockets.clear();
+      const two = fetcher({ perIpConcurrency: 4, connectionsPerOrigin: 2 });
+      assert.ok((await Promise.all(urls.map((u) => get(two, u)))).every((r) => r.status === 200));
+      assert.equal(peak, 2);
+      assert.equal(sockets.size, 2);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('follows a redirect chain across hosts and records it', async () => {
     const f = fetcher();
     const rec = await get(f, `${base}/r/a`);
@@ -660,6 +696,51 @@ describe('fetcher', () => {
     const rec = await get(f, 'http://bad host.test.local/');
     assert.equal(rec.error?.code, 'MEGURI_ERR_INVALID_URL');
     assert.equal(rec.status, 0);
+  });
+
+  it('speaks TLS to the mapped IP with the host name as SNI and for certificate checks', async (t) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'meguri-fetcher-tls-'));
+    try {
+      try {
+        execFileSync('openssl', [
+          'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+          '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'),
+          '-subj', '/CN=secure.test.local', '-addext', 'subjectAltName=DNS:secure.test.local',
+        ], { stdio: 'ignore' });
+      } catch {
+        t.skip('openssl is not available');
+        return;
+      }
+      const cert = readFileSync(path.join(dir, 'cert.pem'));
+      let sni: string | undefined;
+      const server = https.createServer({ key: readFileSync(path.join(dir, 'key.pem')), cert }, (req, res) => {
+        sni = (req.socket as unknown as { servername?: string }).servername;
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end(html(`tls host=${req.headers.host}`));
+      });
+      const port = await listen(server);
+      try {
+        const f = fetcher({ tls: { ca: cert } });
+        const ok = await get(f, `https://secure.test.local:${port}/`);
+        assert.equal(ok.error, undefined);
+        assert.equal(ok.status, 200);
+        assert.equal(sni, 'secure.test.local');
+        assert.equal(ok.serverIp, '127.0.0.1');
+        assert.match(ok.body ?? '', new RegExp(`tls host=secure\\.test\\.local:${port}`));
+        const again = await get(f, `https://secure.test.local:${port}/`);
+        assert.equal(again.connectionReused, true);
+
+        const wrongName = await get(f, `https://other.test.local:${port}/`);
+        assert.equal(wrongName.error?.code, 'MEGURI_ERR_TLS');
+        const untrusted = await get(fetcher(), `https://secure.test.local:${port}/`);
+        assert.equal(untrusted.error?.code, 'MEGURI_ERR_TLS');
+      } finally {
+        server.closeAllConnections();
+        await new Promise<void>((r) => server.close(() => r()));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('close() ends in-flight and queued fetches promptly', async () => {
