@@ -252,8 +252,9 @@ class Exchange implements Dispatcher.DispatchHandler {
     readonly path: string,
     readonly ip: string,
     private readonly textDefault: TextKind,
-    private readonly followRedirects: boolean,
-  ) {}
+  ) {
+    this.serverIp = ip;
+  }
 
   run(headers: string[]): Promise<Exchange> {
     const done = new Promise<Exchange>((resolve) => {
@@ -331,11 +332,10 @@ class Exchange implements Dispatcher.DispatchHandler {
     const ct = parseContentType(kept['content-type']);
     this.contentType = ct?.essence;
     this.declaredCharset = ct?.charset;
-    if (this.serverIp === undefined) this.serverIp = this.ip;
 
     const o = this.core.o;
     const declared = kept['content-length'] !== undefined ? Number(kept['content-length']) : undefined;
-    const redirect = this.followRedirects && REDIRECT_STATUSES.has(statusCode) && this.location !== undefined;
+    const redirect = REDIRECT_STATUSES.has(statusCode) && this.location !== undefined;
     const kind = redirect || statusCode === 204 || statusCode === 205 || statusCode === 304 ? undefined : ct === undefined ? this.textDefault : textKindOf(ct.essence);
     if (kind === undefined) {
       this.mode = 'discard';
@@ -658,7 +658,7 @@ class FetcherCore implements Fetcher {
     const path = url.pathname + url.search;
     const slot = this.limiter.acquire(ip);
     if (slot !== true && !(await slot)) {
-      return new Exchange(this, origin, path, ip, textDefault, true).failEarly('MEGURI_ERR_ABORTED', 'fetcher closed');
+      return new Exchange(this, origin, path, ip, textDefault).failEarly('MEGURI_ERR_ABORTED', 'fetcher closed');
     }
     try {
       let headers = this.baseHeaders;
@@ -669,10 +669,10 @@ class FetcherCore implements Fetcher {
         if (etag !== undefined && isValidHeaderValue(etag)) headers.push('if-none-match', etag);
         if (lastModified !== undefined && isValidHeaderValue(lastModified)) headers.push('if-modified-since', lastModified);
       }
-      let ex = await new Exchange(this, origin, path, ip, textDefault, true).run(headers);
+      let ex = await new Exchange(this, origin, path, ip, textDefault).run(headers);
       if (ex.staleConnection && !this.closed) {
         this.counters.staleRetries++;
-        ex = await new Exchange(this, origin, path, ip, textDefault, true).run(headers);
+        ex = await new Exchange(this, origin, path, ip, textDefault).run(headers);
       }
       return ex;
     } finally {

@@ -481,6 +481,7 @@ describe('fetcher', () => {
     const rec = await get(f, `http://gone.test.local:${port}/`);
     assert.equal(rec.error?.code, 'MEGURI_ERR_CONNECT');
     assert.equal(rec.status, 0);
+    assert.equal(rec.serverIp, '127.0.0.1', 'the address that was tried');
   });
 
   it('times out waiting for headers', async () => {
