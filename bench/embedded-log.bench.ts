@@ -1,8 +1,10 @@
 /**
  * Throughput of the embedded log: appends of 1 KB records in batches of 500 (one send at a time and
  * with several in flight), raw partition reads, and a consumer group that commits after every batch.
- * Usage: tsx bench/embedded-log.bench.ts [records=200000] [partitions=8]
+ * Usage: tsx bench/embedded-log.bench.ts [records=200000] [partitions=8] [payload=random|text]
+ * (random bytes do not compress: the worst case for RocksDB; text compresses like HTML would).
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +15,10 @@ import type { OutRecord } from '../services/runtime/transport.ts';
 const total = Number(process.argv[2] ?? 200_000);
 const partitions = Number(process.argv[3] ?? 8);
 const BATCH = 500;
-const payload = Buffer.alloc(1024, 0x61);
+const payload =
+  process.argv[4] === 'text'
+    ? Buffer.from('<p>The quick brown fox jumps over the lazy dog. </p>\n'.repeat(20).slice(0, 1024))
+    : randomBytes(1024);
 
 function batchOf(topic: string, start: number): OutRecord[] {
   return Array.from({ length: BATCH }, (_, i) => ({ topic, key: `host-${(start + i) % 5000}.example`, value: payload }));
