@@ -10,7 +10,7 @@ import { EmbeddedTransport } from './embedded/index.ts';
 
 export type * from './transport.ts';
 export { StreamService } from './stream-service.ts';
-export type { ServiceDefinition, Processor, ProcessorContext, InputRecord, Cancellable, EmitOptions, StreamServiceOptions } from './stream-service.ts';
+export type { ServiceDefinition, Processor, ProcessorContext, InputRecord, Cancellable, EmitOptions, StreamServiceOptions, RecordProcessor, RecordContext } from './stream-service.ts';
 export type { KeyValueStore, RangeQuery } from './store.ts';
 export { prefixEnd } from './store.ts';
 export { ServiceMetrics } from './metrics.ts';

@@ -71,7 +71,32 @@ export interface ServiceDefinition<In> {
   readonly stores?: readonly StoreSpec[];
   readonly guarantee: 'exactly-once' | 'at-least-once';
   readonly maxBatchRecords?: number;
-  createProcessor(partition: number): Processor<In>;
+  /** Batch mode: one processor per partition sees whole batches (required unless `concurrent`). */
+  createProcessor?(partition: number): Processor<In>;
+  /**
+   * Concurrent mode, for I/O-bound stateless services such as the fetcher: records of a partition are
+   * processed independently, up to `maxInFlight` at once; a record's outputs are sent when it
+   * finishes and offsets are committed up to the oldest unfinished record (at-least-once).
+   */
+  readonly concurrent?: {
+    readonly maxInFlight: number;
+    readonly flushIntervalMs?: number;
+    createRecordProcessor(partition: number): RecordProcessor<In>;
+  };
+}
+
+/** Context of one record in concurrent mode: emits belong to that record. */
+export interface RecordContext {
+  readonly service: string;
+  readonly partition: number;
+  readonly logger: Logger;
+  now(): number;
+  emit(topic: string, key: string | null, value: unknown, options?: EmitOptions): void;
+}
+
+export interface RecordProcessor<In> {
+  processRecord(record: InputRecord<In>, ctx: RecordContext): Promise<void>;
+  close?(): Promise<void> | void;
 }
 
 export interface StreamServiceOptions {
@@ -110,7 +135,7 @@ export class StreamService<In> {
   private readonly logger: Logger;
   private readonly clock: Clock;
   private readonly prefix: string;
-  private readonly tasks = new Map<number, Task<In>>();
+  private readonly tasks = new Map<number, Task<In> | ConcurrentTask<In>>();
   private member: GroupMember | undefined;
   private stopping = false;
   private readonly logicalByPhysical = new Map<string, string>();
@@ -183,7 +208,8 @@ export class StreamService<In> {
     await Promise.all(
       partitions.map(async (p) => {
         if (this.tasks.has(p)) return;
-        const task = new Task<In>(this, p, this.logger.child({ partition: p }));
+        const logger = this.logger.child({ partition: p });
+        const task = this.definition.concurrent ? new ConcurrentTask<In>(this, p, logger) : new Task<In>(this, p, logger);
         this.tasks.set(p, task);
         await task.open();
       }),
@@ -340,7 +366,9 @@ class Task<In> implements ProcessorContext {
   }
 
   private async startProcessor(): Promise<void> {
-    this.processor = this.owner.definition.createProcessor(this.partition);
+    const create = this.owner.definition.createProcessor;
+    if (!create) throw new Error(`${this.service} defines neither createProcessor nor concurrent`);
+    this.processor = create(this.partition);
     await this.processor.init?.(this);
     // init may write to stores or emit (e.g. rebuilding indexes); commit that too.
     if (this.outputs.length > 0 || this.stores?.hasPending()) await this.commit([]);
@@ -381,37 +409,11 @@ class Task<In> implements ProcessorContext {
   }
 
   private toInput(record: LogRecord): { ok: true; input: InputRecord<In> } | { ok: false; code: string; reason: string } {
-    const logical = this.owner.internals.logicalOf(record.topic) ?? record.topic;
-    const schema = (topicSchemas as Record<string, z.ZodType>)[logical];
-    const decoded = decodeValue(record.value);
-    if (!decoded.ok) return { ok: false, code: 'MEGURI_ERR_DECODE', reason: decoded.reason };
-    if (!schema) return { ok: true, input: { ...record, value: decoded.value as In } };
-    const parsed = schema.safeParse(decoded.value);
-    if (!parsed.success) {
-      const reason = parsed.error.issues
-        .slice(0, 5)
-        .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
-        .join('; ');
-      return { ok: false, code: 'MEGURI_ERR_SCHEMA', reason };
-    }
-    return { ok: true, input: { ...record, value: parsed.data as In } };
+    return validate<In>(this.owner.internals.logicalOf(record.topic) ?? record.topic, record);
   }
 
   private deadletter(record: LogRecord, code: string, reason: string): void {
-    const raw = record.value ?? Buffer.alloc(0);
-    const utf8 = isUtf8(raw);
-    const dl: DeadletterRecord = {
-      v: SCHEMA_VERSION,
-      service: this.service,
-      reason,
-      code,
-      origin: { topic: record.topic, partition: record.partition, offset: String(record.offset), timestamp: record.timestamp },
-      key: record.key,
-      value: utf8 ? raw.toString('utf8') : raw.toString('base64'),
-      valueEncoding: utf8 ? 'utf8' : 'base64',
-      at: this.now(),
-    };
-    this.emit(DEADLETTER, record.key, dl);
+    this.emit(DEADLETTER, record.key, deadletterFor(this.service, record, code, reason, this.now()));
     this.owner.metrics.deadletters.inc({ topic: record.topic, code });
     this.logger.warn({ code, reason, topic: record.topic, partition: record.partition, offset: record.offset }, 'record sent to dead-letter topic');
   }
@@ -556,5 +558,186 @@ class Task<In> implements ProcessorContext {
       await this.stores.close();
       this.stores = undefined;
     }
+  }
+}
+
+/** Builds a dead-letter record for a consumed record that could not be accepted. */
+function deadletterFor(service: string, record: LogRecord, code: string, reason: string, at: number): DeadletterRecord {
+  const raw = record.value ?? Buffer.alloc(0);
+  const utf8 = isUtf8(raw);
+  return {
+    v: SCHEMA_VERSION,
+    service,
+    reason,
+    code,
+    origin: { topic: record.topic, partition: record.partition, offset: String(record.offset), timestamp: record.timestamp },
+    key: record.key,
+    value: utf8 ? raw.toString('utf8') : raw.toString('base64'),
+    valueEncoding: utf8 ? 'utf8' : 'base64',
+    at,
+  };
+}
+
+function validate<In>(logical: string, record: LogRecord): { ok: true; input: InputRecord<In> } | { ok: false; code: string; reason: string } {
+  const schema = (topicSchemas as Record<string, z.ZodType>)[logical];
+  const decoded = decodeValue(record.value);
+  if (!decoded.ok) return { ok: false, code: 'MEGURI_ERR_DECODE', reason: decoded.reason };
+  if (!schema) return { ok: true, input: { ...record, value: decoded.value as In } };
+  const parsed = schema.safeParse(decoded.value);
+  if (!parsed.success) {
+    const reason = parsed.error.issues
+      .slice(0, 5)
+      .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+      .join('; ');
+    return { ok: false, code: 'MEGURI_ERR_SCHEMA', reason };
+  }
+  return { ok: true, input: { ...record, value: parsed.data as In } };
+}
+
+/**
+ * A partition in concurrent mode. Dispatch never waits for a record to finish (only for a free
+ * slot), so one slow server does not hold up the partition; finished records' outputs are flushed
+ * in groups, then the offset of the oldest unfinished record is committed.
+ */
+class ConcurrentTask<In> {
+  readonly service: string;
+  isOpen = false;
+  opened: Promise<void> = Promise.resolve();
+  private processor: RecordProcessor<In> | undefined;
+  private readonly inFlight = new Set<number>();
+  private slotWaiters: (() => void)[] = [];
+  private readyOutputs: OutRecord[] = [];
+  /** Offset after the last dispatched record. */
+  private dispatchedEnd = -1;
+  private committedEnd = -1;
+  private topic = '';
+  private flushTimer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+  private closing = false;
+  private readonly maxInFlight: number;
+
+  constructor(
+    private readonly owner: StreamService<In>,
+    readonly partition: number,
+    readonly logger: Logger,
+  ) {
+    this.service = owner.definition.name;
+    this.maxInFlight = owner.definition.concurrent!.maxInFlight;
+  }
+
+  open(): Promise<void> {
+    this.processor = this.owner.definition.concurrent!.createRecordProcessor(this.partition);
+    const every = this.owner.definition.concurrent!.flushIntervalMs ?? 50;
+    this.flushTimer = setInterval(() => void this.flush(), every);
+    this.isOpen = true;
+    return Promise.resolve();
+  }
+
+  private contextFor(buffer: OutRecord[]): RecordContext {
+    const owner = this.owner;
+    const allowed = new Set([...owner.definition.outputs, DEADLETTER]);
+    return {
+      service: this.service,
+      partition: this.partition,
+      logger: this.logger,
+      now: () => owner.internals.clock.now(),
+      emit: (topic, key, value, options = {}) => {
+        if (!allowed.has(topic)) throw new ServiceError('MEGURI_ERR_UNDECLARED_TOPIC', `${this.service} may not emit to "${topic}"`);
+        buffer.push({
+          topic: owner.physical(topic),
+          key,
+          value: Buffer.from(JSON.stringify(value), 'utf8'),
+          ...(options.partition !== undefined ? { partition: options.partition } : {}),
+          timestamp: options.timestamp ?? owner.internals.clock.now(),
+          ...(options.headers ? { headers: options.headers } : {}),
+        });
+      },
+    };
+  }
+
+  async processBatch(batch: ConsumedBatch): Promise<void> {
+    this.topic = batch.topic;
+    const logical = this.owner.internals.logicalOf(batch.topic) ?? batch.topic;
+    for (const record of batch.records) {
+      if (this.closing) return;
+      while (this.inFlight.size >= this.maxInFlight) await new Promise<void>((r) => this.slotWaiters.push(r));
+      if (this.closing) return;
+      this.dispatchedEnd = record.offset + 1;
+      if (this.committedEnd < 0) this.committedEnd = record.offset;
+      this.owner.metrics.recordsIn.inc({ topic: batch.topic });
+      const v = validate<In>(logical, record);
+      if (!v.ok) {
+        this.readyOutputs.push(this.deadletterOut(record, v.code, v.reason));
+        continue;
+      }
+      this.inFlight.add(record.offset);
+      const buffer: OutRecord[] = [];
+      void this.processor!.processRecord(v.input, this.contextFor(buffer)).then(
+        () => this.finish(record.offset, buffer),
+        (err: unknown) => {
+          this.logger.error({ err, offset: record.offset }, 'record failed');
+          this.finish(record.offset, [this.deadletterOut(record, 'MEGURI_ERR_PROCESSING', `processor failed: ${(err as Error).message}`)]);
+        },
+      );
+    }
+    this.owner.metrics.consumerLag.set({ topic: batch.topic, partition: String(batch.partition) }, Math.max(0, batch.highWatermark - this.dispatchedEnd));
+  }
+
+  private deadletterOut(record: LogRecord, code: string, reason: string): OutRecord {
+    this.owner.metrics.deadletters.inc({ topic: record.topic, code });
+    this.logger.warn({ code, reason, offset: record.offset }, 'record sent to dead-letter topic');
+    const dl = deadletterFor(this.service, record, code, reason, this.owner.internals.clock.now());
+    return { topic: this.owner.physical(DEADLETTER), key: record.key, value: Buffer.from(JSON.stringify(dl), 'utf8') };
+  }
+
+  private finish(offset: number, outputs: OutRecord[]): void {
+    this.inFlight.delete(offset);
+    this.readyOutputs.push(...outputs);
+    const waiter = this.slotWaiters.shift();
+    waiter?.();
+  }
+
+  /** Number of records being processed now. */
+  get inFlightCount(): number {
+    return this.inFlight.size;
+  }
+
+  private flush(): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      const member = this.owner.internals.member;
+      if (!member || this.dispatchedEnd < 0) return;
+      let commitTo = this.dispatchedEnd;
+      for (const o of this.inFlight) if (o < commitTo) commitTo = o;
+      const outputs = this.readyOutputs;
+      if (outputs.length === 0 && commitTo <= this.committedEnd) return;
+      this.readyOutputs = [];
+      try {
+        await member.commit({
+          transactional: false,
+          outputs,
+          offsets: commitTo > this.committedEnd ? [{ topic: this.topic, partition: this.partition, offset: commitTo }] : [],
+        });
+        for (const o of outputs) this.owner.metrics.recordsOut.inc({ topic: o.topic });
+        this.committedEnd = Math.max(this.committedEnd, commitTo);
+      } catch (err) {
+        // Keep the outputs for the next flush; offsets are only committed after their outputs.
+        this.readyOutputs = [...outputs, ...this.readyOutputs];
+        if (!this.closing) this.logger.warn({ err }, 'flush failed; will retry');
+        else throw err;
+      }
+    });
+    return this.flushing;
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const w of this.slotWaiters.splice(0)) w();
+    // Let records in flight finish (they are bounded by the processor's own time limits).
+    const deadline = Date.now() + 60_000;
+    while (this.inFlight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    if (this.flushTimer) clearInterval(this.flushTimer);
+    await this.flush().catch((err: unknown) => this.logger.warn({ err }, 'final flush failed; records will be re-processed'));
+    this.isOpen = false;
+    await this.processor?.close?.();
   }
 }

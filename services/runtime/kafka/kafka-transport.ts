@@ -437,6 +437,8 @@ const tpKey = (topic: string, partition: number): string => `${topic}\u0000${par
 class KafkaGroupMember implements GroupMember {
   private readonly consumer: Consumer;
   private current = new Map<string, TopicPartition>();
+  /** Partitions being handed back: their final flush may still commit. */
+  private readonly revoking = new Set<string>();
   /** Serialises assignment changes; batches wait for it so a store is restored before use. */
   private assignmentChain: Promise<void> = Promise.resolve();
   private readonly inFlight = new Map<string, Promise<void>>();
@@ -485,8 +487,13 @@ class KafkaGroupMember implements GroupMember {
     this.current = next;
     this.assignmentChain = this.assignmentChain.then(async () => {
       if (revoked.length > 0) {
-        await Promise.all(revoked.map((tp) => this.inFlight.get(tpKey(tp.topic, tp.partition))));
-        await this.options.onRevoked(revoked);
+        for (const tp of revoked) this.revoking.add(tpKey(tp.topic, tp.partition));
+        try {
+          await Promise.all(revoked.map((tp) => this.inFlight.get(tpKey(tp.topic, tp.partition))));
+          await this.options.onRevoked(revoked);
+        } finally {
+          for (const tp of revoked) this.revoking.delete(tpKey(tp.topic, tp.partition));
+        }
       }
       if (assigned.length > 0) await this.options.onAssigned(assigned);
       this.readyResolve();
@@ -539,7 +546,8 @@ class KafkaGroupMember implements GroupMember {
 
   commit(commit: AtomicCommit): Promise<RecordMetadata[]> {
     for (const o of commit.offsets) {
-      if (!this.current.has(tpKey(o.topic, o.partition))) {
+      const key = tpKey(o.topic, o.partition);
+      if (!this.current.has(key) && !this.revoking.has(key)) {
         return Promise.reject(new Error(`partition ${o.topic}[${o.partition}] is not assigned to this member`));
       }
     }
@@ -549,12 +557,18 @@ class KafkaGroupMember implements GroupMember {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    await Promise.all([...this.inFlight.values()].map((p) => p.catch(() => undefined)));
-    await this.consumer.stop().catch(() => undefined);
     await this.assignmentChain.catch(() => undefined);
+    // Hand partitions back while the consumer still runs, so final flushes can commit offsets.
     const all = [...this.current.values()];
+    for (const tp of all) this.revoking.add(tpKey(tp.topic, tp.partition));
     this.current.clear();
-    if (all.length > 0) await this.options.onRevoked(all);
+    await Promise.all([...this.inFlight.values()].map((p) => p.catch(() => undefined)));
+    try {
+      if (all.length > 0) await this.options.onRevoked(all);
+    } finally {
+      this.revoking.clear();
+    }
+    await this.consumer.stop().catch(() => undefined);
     await this.consumer.disconnect().catch(() => undefined);
     this.transport.forget(this);
   }

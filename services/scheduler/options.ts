@@ -1,0 +1,24 @@
+/**
+ * Scheduler settings: one strict zod schema, units in the names, defaults from the papers where they
+ * give one (max depth 15 and robots re-check every 6 h: seed 000; 10 s minimum interval for the open
+ * web: seed 002).
+ */
+import { z } from 'zod';
+
+const HOUR = 3_600_000;
+
+export const schedulerOptionsSchema = z.strictObject({
+  userAgent: z.string().min(1).default('meguri').describe('User-Agent whose product token selects the robots.txt group.'),
+  maxDepth: z.number().int().min(0).default(15).describe('Hops from the nearest seed beyond which links are not followed.'),
+  maxCgiHops: z.number().int().min(0).default(10).describe('Hops out of dynamic pages a link may be followed.'),
+  minIntervalMs: z.number().int().min(0).default(10_000).describe('Minimum gap between the end of one request to a host and the start of the next.'),
+  robotsRecheckMs: z.number().int().min(1).default(6 * HOUR).describe('Re-fetch robots.txt this often.'),
+  requestTimeoutMs: z.number().int().min(1).default(120_000).describe('A request without an outcome after this long is considered lost.'),
+  maxAttempts: z.number().int().min(1).default(3).describe('Tries of a lost request before the URL is given up.'),
+  maxPagesPerPartition: z.number().int().min(0).optional().describe('Page budget of each scheduler partition (unset: unlimited).'),
+  dispatchIntervalMs: z.number().int().min(1).default(20).describe('How often due hosts are looked for.'),
+  maxDispatchPerRound: z.number().int().min(1).default(2000).describe('Fetch requests emitted per dispatch round at most.'),
+});
+
+export type SchedulerOptions = z.infer<typeof schedulerOptionsSchema>;
+export type SchedulerOptionsInput = z.input<typeof schedulerOptionsSchema>;

@@ -1,0 +1,382 @@
+/**
+ * The scheduler's per-partition processor: everything the crawl knows about the hosts of one
+ * partition, and the only place that decides what is fetched when.
+ *
+ * Closed loop per host: at most one request in flight; the next one only after the outcome came
+ * back through `links` and the host's interval passed. robots.txt is fetched before any page of a
+ * host and re-fetched every `robotsRecheckMs`; a disallowed URL is never emitted. Requests whose
+ * outcome never arrives are re-issued after `requestTimeoutMs`, at most `maxAttempts` times.
+ *
+ * Durable state lives in the stores (urls, hosts, queues); the in-memory ready heap and in-flight
+ * deadlines are rebuilt from them in init(), so a moved or restarted partition continues exactly.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Processor, ProcessorContext, InputRecord, KeyValueStore } from '../runtime/index.ts';
+import { SCHEMA_VERSION } from '../../schemas/index.ts';
+import type { LinksRecord, OutcomeLink, DiscoveredLink, SeedLink, FrontierRecord } from '../../schemas/index.ts';
+import { forAgent, fromJSON, rulesForFetchResult, toJSON } from './robots/index.ts';
+import type { AgentMatcher } from './robots/index.ts';
+import type { SchedulerOptions } from './options.ts';
+import { ReadyHeap } from './ready-heap.ts';
+import { STATS_KEY, emptyStats, queueKey, queuePrefix } from './state.ts';
+import type { HostState, PartitionStats, UrlState } from './state.ts';
+import type { CrawlProgress } from './progress.ts';
+
+/** The scheduler's unit of politeness and ownership: host[:port] of a URL, lower-case. */
+export function hostKey(url: string): string {
+  return new URL(url).host.toLowerCase();
+}
+
+function robotsUrlFor(url: string): string {
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}/robots.txt`;
+}
+
+export class SchedulerProcessor implements Processor<LinksRecord> {
+  private urls!: KeyValueStore<UrlState>;
+  private hosts!: KeyValueStore<HostState | PartitionStats>;
+  private queues!: KeyValueStore<string>;
+  private stats: PartitionStats = emptyStats();
+  private readonly heap = new ReadyHeap();
+  /** host → time it is scheduled in the heap (older heap entries are stale). */
+  private readonly scheduled = new Map<string, number>();
+  /** host → time its in-flight request is considered lost. */
+  private readonly deadlines = new Map<string, number>();
+  private readonly matchers = new Map<string, AgentMatcher>();
+  private queuedTotal = 0;
+
+  constructor(
+    readonly partition: number,
+    private readonly options: SchedulerOptions,
+    private readonly progress?: CrawlProgress,
+  ) {}
+
+  async init(ctx: ProcessorContext): Promise<void> {
+    this.urls = ctx.store<UrlState>('urls');
+    this.hosts = ctx.store<HostState | PartitionStats>('hosts');
+    this.queues = ctx.store<string>('queues');
+    this.stats = { ...emptyStats(), ...((await this.hosts.get(STATS_KEY)) as PartitionStats | undefined) };
+    const now = ctx.now();
+    for await (const [host, value] of this.hosts.range({ lt: STATS_KEY })) {
+      const state = value as HostState;
+      this.queuedTotal += state.queued;
+      if (state.inflight) this.deadlines.set(host, state.inflight.issuedAt + this.options.requestTimeoutMs);
+      else if (state.queued > 0 || (state.robotsDueAt !== undefined && state.robotsDueAt <= now && state.queued > 0)) this.schedule(host, state.nextAt);
+    }
+    this.report();
+    ctx.schedule(this.options.dispatchIntervalMs, (c) => this.tick(c));
+  }
+
+  async process(records: readonly InputRecord<LinksRecord>[], ctx: ProcessorContext): Promise<void> {
+    for (const r of records) {
+      const v = r.value;
+      if (v.type === 'link') await this.onLink(v, ctx);
+      else if (v.type === 'outcome') await this.onOutcome(v, ctx);
+      else await this.onSeed(v, ctx);
+    }
+    await this.dispatch(ctx);
+    this.saveStats();
+  }
+
+  private async tick(ctx: ProcessorContext): Promise<void> {
+    const dirty = (await this.sweepLost(ctx)) + (await this.dispatch(ctx));
+    if (dirty > 0) this.saveStats();
+    this.report();
+  }
+
+  private saveStats(): void {
+    this.hosts.put(STATS_KEY, this.stats);
+    this.report();
+  }
+
+  private report(): void {
+    this.progress?.update(this.partition, this.stats, { queued: this.queuedTotal, inflight: this.deadlines.size });
+  }
+
+  private schedule(host: string, at: number): void {
+    const current = this.scheduled.get(host);
+    if (current !== undefined && current <= at) return;
+    this.scheduled.set(host, at);
+    this.heap.push(at, host);
+  }
+
+  private async hostState(host: string, url: string): Promise<HostState> {
+    const existing = (await this.hosts.get(host)) as HostState | undefined;
+    if (existing) return existing;
+    const u = new URL(url);
+    this.stats.hosts++;
+    return { queued: 0, fetched: 0, nextAt: 0, scheme: u.protocol === 'https:' ? 'https' : 'http' };
+  }
+
+  private async onSeed(seed: SeedLink, ctx: ProcessorContext): Promise<void> {
+    await this.discover(seed.url, 0, 0, 1, ctx);
+  }
+
+  private async onLink(link: DiscoveredLink, ctx: ProcessorContext): Promise<void> {
+    if (link.depth > this.options.maxDepth) {
+      if (!(await this.urls.get(link.url))) this.stats.depthSkipped++;
+      return;
+    }
+    if (link.cgiHops > this.options.maxCgiHops) {
+      if (!(await this.urls.get(link.url))) this.stats.cgiSkipped++;
+      return;
+    }
+    await this.discover(link.url, link.depth, link.cgiHops, link.contribution, ctx);
+  }
+
+  /** A URL was found: queue it if new, or add its new score contribution if still queued. */
+  private async discover(url: string, depth: number, cgiHops: number, contribution: number, ctx: ProcessorContext): Promise<void> {
+    const known = await this.urls.get(url);
+    const host = hostKey(url);
+    if (known) {
+      if (known.st !== 'queued' || !known.q) return;
+      // Incremental PageRank (DL1): the contribution raises the queued URL's priority.
+      const score = known.s + contribution;
+      this.queues.delete(known.q);
+      const q = queueKey(host, score, this.stats.seq++);
+      this.queues.put(q, url);
+      this.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth), q });
+      return;
+    }
+    const state = await this.hostState(host, url);
+    const q = queueKey(host, contribution, this.stats.seq++);
+    this.queues.put(q, url);
+    this.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: contribution, q });
+    this.stats.urlsKnown++;
+    state.queued++;
+    this.queuedTotal++;
+    this.hosts.put(host, state);
+    if (!state.inflight) this.schedule(host, Math.max(state.nextAt, ctx.now()));
+  }
+
+  private matcherFor(host: string, state: HostState): AgentMatcher | undefined {
+    if (!state.robots) return undefined;
+    const cached = this.matchers.get(host);
+    if (cached) return cached;
+    const matcher = forAgent(fromJSON(state.robots), this.options.userAgent);
+    if (this.matchers.size > 50_000) this.matchers.clear();
+    this.matchers.set(host, matcher);
+    return matcher;
+  }
+
+  private intervalFor(state: HostState): number {
+    return Math.max(this.options.minIntervalMs, state.crawlDelayMs ?? 0);
+  }
+
+  /** Emits requests for due hosts. Returns the number emitted. */
+  private async dispatch(ctx: ProcessorContext): Promise<number> {
+    const now = ctx.now();
+    let emitted = 0;
+    while (emitted < this.options.maxDispatchPerRound) {
+      const top = this.heap.peekTime();
+      if (top === undefined || top > now) break;
+      const { time, host } = this.heap.pop()!;
+      if (this.scheduled.get(host) !== time) continue;
+      this.scheduled.delete(host);
+      if (await this.dispatchHost(host, ctx)) emitted++;
+    }
+    return emitted;
+  }
+
+  private async dispatchHost(host: string, ctx: ProcessorContext): Promise<boolean> {
+    const now = ctx.now();
+    const state = (await this.hosts.get(host)) as HostState | undefined;
+    if (!state || state.inflight || state.queued === 0) return false;
+    if (state.nextAt > now) {
+      this.schedule(host, state.nextAt);
+      return false;
+    }
+    // robots.txt first, and again whenever it is due.
+    if (state.robots === undefined || (state.robotsDueAt !== undefined && state.robotsDueAt <= now)) {
+      const first = await this.peekQueue(host);
+      if (!first) return false;
+      this.emitRequest(host, state, robotsUrlFor(first.url), 'robots', { d: 0, c: 0, s: 0 }, 1, ctx);
+      return true;
+    }
+    const matcher = this.matcherFor(host, state);
+    if (state.robotsParked) {
+      this.schedule(host, state.robotsDueAt ?? now + this.options.robotsRecheckMs);
+      return false;
+    }
+    for (;;) {
+      const head = await this.peekQueue(host);
+      if (!head) {
+        this.hosts.put(host, state);
+        return false;
+      }
+      const urlState = await this.urls.get(head.url);
+      this.queues.delete(head.key);
+      state.queued--;
+      this.queuedTotal--;
+      if (!urlState || urlState.st !== 'queued') continue;
+      if (matcher && !matcher.isAllowed(head.url).allowed) {
+        this.urls.put(head.url, { st: 'disallowed', d: urlState.d, c: urlState.c, s: urlState.s });
+        this.stats.robotsDisallowedSkipped++;
+        continue;
+      }
+      if (this.options.maxPagesPerPartition !== undefined && this.stats.pagesFetched + this.deadlines.size >= this.options.maxPagesPerPartition) {
+        // Out of budget: keep the URL queued so a later, larger budget can pick it up.
+        this.queues.put(head.key, head.url);
+        state.queued++;
+        this.queuedTotal++;
+        this.hosts.put(host, state);
+        return false;
+      }
+      const { q: _q, ...rest } = urlState;
+      this.urls.put(head.url, { ...rest, st: 'inflight' });
+      this.emitRequest(host, state, head.url, 'page', urlState, 1, ctx);
+      return true;
+    }
+  }
+
+  private async peekQueue(host: string): Promise<{ key: string; url: string } | undefined> {
+    for await (const [key, url] of this.queues.range({ prefix: queuePrefix(host), limit: 1 })) return { key, url };
+    return undefined;
+  }
+
+  private emitRequest(
+    host: string,
+    state: HostState,
+    url: string,
+    kind: 'page' | 'robots',
+    u: Pick<UrlState, 'd' | 'c' | 's' | 'e' | 'l'>,
+    attempt: number,
+    ctx: ProcessorContext,
+  ): void {
+    const now = ctx.now();
+    const request: FrontierRecord = {
+      v: SCHEMA_VERSION,
+      requestId: randomUUID(),
+      url,
+      host,
+      reason: kind === 'robots' ? 'robots' : 'new',
+      score: u.s,
+      depth: u.d,
+      cgiHops: u.c,
+      attempt,
+      issuedAt: now,
+      ...(u.e || u.l ? { validators: { ...(u.e ? { etag: u.e } : {}), ...(u.l ? { lastModified: u.l } : {}) } } : {}),
+    };
+    state.inflight = { requestId: request.requestId, url, kind, issuedAt: now, attempt };
+    this.hosts.put(host, state);
+    this.deadlines.set(host, now + this.options.requestTimeoutMs);
+    ctx.emit('frontier', host, request);
+  }
+
+  /** Re-issues requests whose outcome never came (a fetcher died with them). */
+  private async sweepLost(ctx: ProcessorContext): Promise<number> {
+    const now = ctx.now();
+    let changed = 0;
+    for (const [host, deadline] of this.deadlines) {
+      if (deadline > now) continue;
+      const state = (await this.hosts.get(host)) as HostState | undefined;
+      this.deadlines.delete(host);
+      if (!state?.inflight) continue;
+      const lost = state.inflight;
+      changed++;
+      if (lost.attempt < this.options.maxAttempts) {
+        ctx.logger.warn({ host, url: lost.url, attempt: lost.attempt }, 'request lost; re-issuing');
+        const u = lost.kind === 'page' ? await this.urls.get(lost.url) : undefined;
+        this.emitRequest(host, state, lost.url, lost.kind, u ?? { d: 0, c: 0, s: 0 }, lost.attempt + 1, ctx);
+        continue;
+      }
+      ctx.logger.warn({ host, url: lost.url }, 'request lost too often; giving up the URL');
+      this.stats.lost++;
+      state.inflight = undefined;
+      state.nextAt = now + this.intervalFor(state);
+      if (lost.kind === 'page') {
+        const u = await this.urls.get(lost.url);
+        if (u) this.urls.put(lost.url, { ...u, st: 'lost' });
+      } else {
+        // robots.txt never answered: treat as unreachable (complete disallow, retry later).
+        state.robots = toJSON(rulesForFetchResult({ error: new Error('robots.txt request lost'), nowMs: now, unreachableSinceMs: state.robotsUnreachableSince ?? null }).rules);
+        state.robotsParked = true;
+        state.robotsDueAt = now + 60_000;
+      }
+      this.hosts.put(host, state);
+      if (state.queued > 0) this.schedule(host, state.nextAt);
+    }
+    return changed;
+  }
+
+  private async onOutcome(outcome: OutcomeLink, ctx: ProcessorContext): Promise<void> {
+    const host = hostKey(outcome.url);
+    const state = (await this.hosts.get(host)) as HostState | undefined;
+    const now = ctx.now();
+    if (!state?.inflight || state.inflight.requestId !== outcome.requestId) {
+      // A duplicate (at-least-once fetcher) or an answer to a request already re-issued.
+      if (outcome.reason !== 'robots') this.stats.duplicateFetches++;
+      return;
+    }
+    const inflight = state.inflight;
+    state.inflight = undefined;
+    this.deadlines.delete(host);
+    if (inflight.kind === 'robots') {
+      this.applyRobots(host, state, outcome, now);
+    } else {
+      await this.applyPageOutcome(outcome, state, now);
+    }
+    state.nextAt = now + this.intervalFor(state);
+    this.hosts.put(host, state);
+    if (state.queued > 0) this.schedule(host, state.robotsParked ? (state.robotsDueAt ?? state.nextAt) : state.nextAt);
+  }
+
+  private applyRobots(host: string, state: HostState, outcome: OutcomeLink, now: number): void {
+    this.stats.robotsFetched++;
+    const robots = outcome.robots;
+    const decision = rulesForFetchResult({
+      ...(robots && robots.status > 0 ? { status: robots.status } : {}),
+      ...(robots?.body !== undefined ? { body: robots.body } : {}),
+      ...(robots?.errorCode || outcome.errorCode ? { error: new Error(robots?.errorCode ?? outcome.errorCode) } : {}),
+      nowMs: now,
+      unreachableSinceMs: state.robotsUnreachableSince ?? null,
+      parseOptions: { agent: this.options.userAgent },
+    });
+    state.robots = toJSON(decision.rules);
+    state.robotsUnreachableSince = decision.unreachableSinceMs;
+    state.robotsParked = decision.outcome === 'unreachable';
+    state.robotsDueAt = now + Math.min(decision.recheckAfterMs, this.options.robotsRecheckMs);
+    this.matchers.delete(host);
+    const matcher = forAgent(decision.rules, this.options.userAgent);
+    state.crawlDelayMs = matcher.crawlDelay !== undefined ? Math.round(matcher.crawlDelay * 1000) : undefined;
+    this.matchers.set(host, matcher);
+  }
+
+  private async applyPageOutcome(outcome: OutcomeLink, state: HostState, now: number): Promise<void> {
+    const u = await this.urls.get(outcome.url);
+    const first = !u || u.f === undefined;
+    this.stats.pagesFetched++;
+    if (first) this.stats.uniqueUrlsFetched++;
+    this.stats.bytes += outcome.fetch.bytes;
+    state.fetched++;
+    const failed = outcome.result === 'error' || outcome.result === 'server-error';
+    if (failed) this.stats.errors++;
+    const status = outcome.result === 'gone' ? 'gone' : failed ? 'error' : 'done';
+    const next: UrlState = {
+      st: status,
+      d: u?.d ?? 0,
+      c: u?.c ?? 0,
+      s: (u?.s ?? 0) + 1,
+      f: now,
+      h: outcome.status,
+      ...(outcome.md5 ? { m: outcome.md5 } : {}),
+      ...(outcome.validators?.etag ? { e: outcome.validators.etag } : {}),
+      ...(outcome.validators?.lastModified ? { l: outcome.validators.lastModified } : {}),
+    };
+    this.urls.put(outcome.url, next);
+    // A same-host redirect target is now known too: do not fetch it again as a new URL.
+    if (outcome.finalUrl && outcome.finalUrl !== outcome.url && hostKey(outcome.finalUrl) === hostKey(outcome.url)) {
+      const target = await this.urls.get(outcome.finalUrl);
+      if (!target) {
+        this.urls.put(outcome.finalUrl, { ...next });
+        this.stats.urlsKnown++;
+      } else if (target.st === 'queued' && target.q) {
+        this.queues.delete(target.q);
+        state.queued--;
+        this.queuedTotal--;
+        const { q: _q, ...rest } = target;
+        this.urls.put(outcome.finalUrl, { ...rest, st: 'done', f: now });
+      }
+    }
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * Live counters of the scheduler partitions running in this process, for the crawl command's
+ * progress display, its idle detection and its summary. The durable copy of the same counters is in
+ * each partition's store.
+ */
+import type { PartitionStats } from './state.ts';
+
+export interface PartitionLoad {
+  readonly queued: number;
+  readonly inflight: number;
+}
+
+export class CrawlProgress {
+  private readonly partitions = new Map<number, { stats: PartitionStats; load: PartitionLoad }>();
+
+  update(partition: number, stats: PartitionStats, load: PartitionLoad): void {
+    this.partitions.set(partition, { stats: { ...stats }, load });
+  }
+
+  forget(partition: number): void {
+    this.partitions.delete(partition);
+  }
+
+  totals(): PartitionStats & PartitionLoad {
+    const t: Record<string, number> = { queued: 0, inflight: 0 };
+    for (const { stats, load } of this.partitions.values()) {
+      for (const [k, v] of Object.entries(stats)) t[k] = (t[k] ?? 0) + v;
+      t.queued = (t.queued ?? 0) + load.queued;
+      t.inflight = (t.inflight ?? 0) + load.inflight;
+    }
+    return t as unknown as PartitionStats & PartitionLoad;
+  }
+}

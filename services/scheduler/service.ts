@@ -1,0 +1,27 @@
+/** The scheduler as a stream service: reads `links`, writes `frontier`; exactly-once. */
+import type { ServiceDefinition } from '../runtime/index.ts';
+import type { LinksRecord } from '../../schemas/index.ts';
+import { serviceSpec } from '../../topology/index.ts';
+import { schedulerOptionsSchema } from './options.ts';
+import type { SchedulerOptionsInput } from './options.ts';
+import { SchedulerProcessor } from './processor.ts';
+import type { CrawlProgress } from './progress.ts';
+
+export function schedulerService(input: SchedulerOptionsInput = {}, progress?: CrawlProgress): ServiceDefinition<LinksRecord> {
+  const options = schedulerOptionsSchema.parse(input);
+  const spec = serviceSpec('scheduler');
+  return {
+    name: spec.name,
+    inputs: spec.reads,
+    outputs: spec.writes,
+    stores: spec.stores,
+    guarantee: spec.guarantee,
+    maxBatchRecords: 1000,
+    createProcessor: (partition) => new SchedulerProcessor(partition, options, progress),
+  };
+}
+
+export { SchedulerProcessor, hostKey } from './processor.ts';
+export { CrawlProgress } from './progress.ts';
+export { schedulerOptionsSchema } from './options.ts';
+export type { SchedulerOptions, SchedulerOptionsInput } from './options.ts';

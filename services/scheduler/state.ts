@@ -1,0 +1,109 @@
+/**
+ * What the scheduler keeps per URL and per host in its partition's stores. Field names are short
+ * because there is one record per known URL (bytes per URL matter at 10^8 URLs).
+ */
+
+export type UrlStatus = 'queued' | 'inflight' | 'done' | 'error' | 'gone' | 'disallowed' | 'lost';
+
+export interface UrlState {
+  /** status */
+  st: UrlStatus;
+  /** depth from the nearest seed */
+  d: number;
+  /** CGI hops */
+  c: number;
+  /** priority score (IPR approximation) */
+  s: number;
+  /** queue key while queued */
+  q?: string;
+  /** last fetch time (ms) */
+  f?: number;
+  /** HTTP status of the last fetch */
+  h?: number;
+  /** md5 of the last body */
+  m?: string;
+  /** ETag / Last-Modified */
+  e?: string;
+  l?: string;
+}
+
+export interface InFlight {
+  requestId: string;
+  url: string;
+  kind: 'page' | 'robots';
+  issuedAt: number;
+  attempt: number;
+}
+
+export interface HostState {
+  /** URLs waiting in this host's queue */
+  queued: number;
+  /** pages fetched (outcomes received) */
+  fetched: number;
+  /** earliest time the next request may start */
+  nextAt: number;
+  inflight?: InFlight;
+  /** serialised robots rules (robots/serialize) */
+  robots?: string;
+  /** when robots.txt must be fetched again */
+  robotsDueAt?: number;
+  /** start of the current unreachable run of robots.txt */
+  robotsUnreachableSince?: number | null;
+  /** true while robots.txt is unreachable: the host is parked, its queue kept */
+  robotsParked?: boolean;
+  /** crawl-delay from robots.txt, ms */
+  crawlDelayMs?: number;
+  scheme?: 'http' | 'https';
+  port?: string;
+}
+
+/** Partition-wide counters, stored so they survive restarts and move with the partition. */
+export interface PartitionStats {
+  pagesFetched: number;
+  uniqueUrlsFetched: number;
+  duplicateFetches: number;
+  robotsFetched: number;
+  robotsDisallowedSkipped: number;
+  depthSkipped: number;
+  cgiSkipped: number;
+  errors: number;
+  lost: number;
+  bytes: number;
+  hosts: number;
+  urlsKnown: number;
+  seq: number;
+}
+
+export function emptyStats(): PartitionStats {
+  return {
+    pagesFetched: 0,
+    uniqueUrlsFetched: 0,
+    duplicateFetches: 0,
+    robotsFetched: 0,
+    robotsDisallowedSkipped: 0,
+    depthSkipped: 0,
+    cgiSkipped: 0,
+    errors: 0,
+    lost: 0,
+    bytes: 0,
+    hosts: 0,
+    urlsKnown: 0,
+    seq: 0,
+  };
+}
+
+/** Key of the stats record in the hosts store; sorts after every host name. */
+export const STATS_KEY = '\u007fstats';
+
+/**
+ * Queue keys sort by host, then priority (higher score first), then discovery sequence, so a
+ * range scan over one host's prefix returns its best URL first.
+ */
+export function queueKey(host: string, score: number, seq: number): string {
+  const inverted = Math.max(0, 1e15 - Math.round(Math.max(0, score) * 1e6));
+  return `${host}\u0000${String(inverted).padStart(16, '0')}\u0000${String(seq).padStart(12, '0')}`;
+}
+
+export function queuePrefix(host: string): string {
+  return `${host}\u0000`;
+}
