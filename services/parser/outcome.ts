@@ -92,6 +92,8 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
   let ms: number;
   if (/^\d+$/.test(v)) ms = Number(v) * 1000;
   else {
+    // every HTTP-date format names the month; this keeps Date.parse's leniency ("1.5") out
+    if (!/[a-z]{3}/i.test(v)) return undefined;
     const at = Date.parse(v);
     if (Number.isNaN(at)) return undefined;
     ms = at - now;

@@ -1,0 +1,188 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  MAX_URL_LENGTH,
+  hostOf,
+  isDynamicUrl,
+  normalizePercentEncoding,
+  normalizeUrl,
+  siteOf,
+  type RejectReason,
+} from '../../services/parser/url.ts';
+
+type Case = [raw: string, base: string | undefined, expected: string | { reject: RejectReason }];
+
+const BASE = 'http://example.com/dir/page.html?x=1';
+
+const cases: Case[] = [
+  // case
+  ['HTTP://EXAMPLE.COM/', undefined, 'http://example.com/'],
+  ['http://Example.Com/Path/To', undefined, 'http://example.com/Path/To'],
+  ['HtTpS://WWW.Example.org', undefined, 'https://www.example.org/'],
+  // ports
+  ['http://example.com:80/a', undefined, 'http://example.com/a'],
+  ['https://example.com:443/a', undefined, 'https://example.com/a'],
+  ['http://example.com:443/a', undefined, 'http://example.com:443/a'],
+  ['https://example.com:8443/', undefined, 'https://example.com:8443/'],
+  ['http://example.com:/a', undefined, 'http://example.com/a'],
+  ['http://example.com:99999/', undefined, { reject: 'invalid' }],
+  // fragments, empty query, empty path
+  ['http://example.com/a#section', undefined, 'http://example.com/a'],
+  ['http://example.com/a?b=1#c', undefined, 'http://example.com/a?b=1'],
+  ['http://example.com/a?', undefined, 'http://example.com/a'],
+  ['http://example.com', undefined, 'http://example.com/'],
+  ['http://example.com?q', undefined, 'http://example.com/?q'],
+  // dot segments
+  ['http://example.com/a/./b/../c', undefined, 'http://example.com/a/c'],
+  ['http://example.com/../../a', undefined, 'http://example.com/a'],
+  ['http://example.com/a/%2e%2E/b', undefined, 'http://example.com/b'],
+  ['http://example.com/a/b/..', undefined, 'http://example.com/a/'],
+  // percent-encoding
+  ['http://example.com/%7euser', undefined, 'http://example.com/~user'],
+  ['http://example.com/%41%62%2D%5f%2e', undefined, 'http://example.com/Ab-_.'],
+  ['http://example.com/a%2fb%3Fc%3d', undefined, 'http://example.com/a%2Fb%3Fc%3D'],
+  ['http://example.com/?q=%7e%26%3d%2b', undefined, 'http://example.com/?q=~%26%3D%2B'],
+  ['http://example.com/a b', undefined, 'http://example.com/a%20b'],
+  ['http://example.com/caf\u00e9', undefined, 'http://example.com/caf%C3%A9'],
+  ['http://example.com/%c3%a9', undefined, 'http://example.com/%C3%A9'],
+  ['http://example.com/100%', undefined, 'http://example.com/100%'],
+  ['http://example.com/%zz%4', undefined, 'http://example.com/%zz%4'],
+  // IDN and hosts
+  ['http://B\u00fccher.example/', undefined, 'http://xn--bcher-kva.example/'],
+  ['http://\u4f8b\u3048.jp/', undefined, 'http://xn--r8jz45g.jp/'],
+  ['http://example.com./a', undefined, 'http://example.com/a'],
+  ['http://user:secret@example.com/a', undefined, 'http://example.com/a'],
+  ['http://0x7f.0.0.1/', undefined, 'http://127.0.0.1/'],
+  ['http://[::1]:8080/x', undefined, 'http://[::1]:8080/x'],
+  ['http://[::1', undefined, { reject: 'invalid' }],
+  ['http://exa mple.com/', undefined, { reject: 'invalid' }],
+  ['http://', undefined, { reject: 'invalid' }],
+  ['http://a<b.com/', undefined, { reject: 'invalid' }],
+  // schemes
+  ['javascript:alert(1)', BASE, { reject: 'scheme' }],
+  ['JavaScript:void(0)', BASE, { reject: 'scheme' }],
+  ['mailto:someone@example.com', BASE, { reject: 'scheme' }],
+  ['tel:+441234', BASE, { reject: 'scheme' }],
+  ['data:text/html,hi', BASE, { reject: 'scheme' }],
+  ['ftp://example.com/file', undefined, { reject: 'scheme' }],
+  ['', BASE, { reject: 'empty' }],
+  ['  \n\t ', BASE, { reject: 'empty' }],
+  // relative and protocol-relative
+  ['other.html', BASE, 'http://example.com/dir/other.html'],
+  ['../up.html', BASE, 'http://example.com/up.html'],
+  ['/abs', BASE, 'http://example.com/abs'],
+  ['?y=2', BASE, 'http://example.com/dir/page.html?y=2'],
+  ['#frag', BASE, 'http://example.com/dir/page.html?x=1'],
+  ['//cdn.example.net/lib.js', BASE, 'http://cdn.example.net/lib.js'],
+  ['//cdn.example.net/lib.js', 'https://example.com/', 'https://cdn.example.net/lib.js'],
+  ['  /spaced  ', BASE, 'http://example.com/spaced'],
+  ['/a\n/b\t/c', BASE, 'http://example.com/a/b/c'],
+  ['relative/only', undefined, { reject: 'invalid' }],
+  // base href style bases
+  ['x', 'http://example.com/base/', 'http://example.com/base/x'],
+  ['x', 'http://example.com/base', 'http://example.com/x'],
+  // length
+  ['http://example.com/' + 'a'.repeat(MAX_URL_LENGTH - 19), undefined, 'http://example.com/' + 'a'.repeat(MAX_URL_LENGTH - 19)],
+  ['http://example.com/' + 'a'.repeat(MAX_URL_LENGTH - 18), undefined, { reject: 'too-long' }],
+  ['http://example.com/' + 'a'.repeat(1_000_000), undefined, { reject: 'too-long' }],
+];
+
+test('normalizeUrl table', () => {
+  assert.ok(cases.length >= 30);
+  for (const [raw, base, expected] of cases) {
+    const got = normalizeUrl(raw, base);
+    const label = `${JSON.stringify(raw.length > 80 ? raw.slice(0, 80) + '…' : raw)} base=${base ?? '-'}`;
+    if (typeof expected === 'string') {
+      assert.deepEqual(got, { ok: true, url: expected }, label);
+      // normalising twice changes nothing
+      assert.deepEqual(normalizeUrl(expected), { ok: true, url: expected }, `idempotent: ${label}`);
+    } else {
+      assert.deepEqual(got, { ok: false, reason: expected.reject }, label);
+    }
+  }
+});
+
+test('normalizeUrl: server aliases (Map or record) rewrite the host name, port kept', () => {
+  const rec = { 'www.example.com': 'example.com' };
+  assert.deepEqual(normalizeUrl('http://WWW.example.com/a', undefined, { aliases: rec }), {
+    ok: true,
+    url: 'http://example.com/a',
+  });
+  const map = new Map([['www.example.com', 'example.com']]);
+  assert.deepEqual(normalizeUrl('https://www.example.com:8443/a', undefined, { aliases: map }), {
+    ok: true,
+    url: 'https://example.com:8443/a',
+  });
+  // inherited object keys are not aliases
+  assert.deepEqual(normalizeUrl('http://constructor/', undefined, { aliases: rec }), { ok: true, url: 'http://constructor/' });
+});
+
+test('normalizeUrl: custom maxLength and never throws on junk', () => {
+  assert.deepEqual(normalizeUrl('http://example.com/abcdef', undefined, { maxLength: 20 }), { ok: false, reason: 'too-long' });
+  for (const junk of ['http://%', 'http://[', '::::', '\u0000', 'http://\uFFFF/', '%%%', 'http:////']) {
+    assert.doesNotThrow(() => normalizeUrl(junk, BASE));
+  }
+  assert.equal(normalizeUrl('x', 'not a base').ok, false);
+});
+
+test('normalizePercentEncoding', () => {
+  assert.equal(normalizePercentEncoding('/plain'), '/plain');
+  assert.equal(normalizePercentEncoding('%7e%7E%2f%2F%20'), '~~%2F%2F%20');
+  assert.equal(normalizePercentEncoding('%'), '%');
+  assert.equal(normalizePercentEncoding('a%4'), 'a%4');
+  assert.equal(normalizePercentEncoding('%41%'), 'A%');
+});
+
+test('hostOf', () => {
+  assert.equal(hostOf('http://example.com/a'), 'example.com');
+  assert.equal(hostOf('https://example.com:8443/a?b'), 'example.com:8443');
+  assert.equal(hostOf('http://h3.sim.test'), 'h3.sim.test');
+  assert.equal(hostOf('HTTP://Example.COM/'), 'example.com');
+  assert.equal(hostOf('http://[::1]:8080/'), '[::1]:8080');
+  assert.equal(hostOf('http://u:p@example.com/'), 'example.com');
+  assert.equal(hostOf('not a url'), '');
+});
+
+test('siteOf: registrable domain on known suffixes, full host otherwise', () => {
+  assert.equal(siteOf('example.com'), 'example.com');
+  assert.equal(siteOf('www.example.com'), 'example.com');
+  assert.equal(siteOf('a.b.example.co.uk'), 'example.co.uk');
+  assert.equal(siteOf('news.example.com:8080'), 'example.com');
+  assert.equal(siteOf('alice.github.io'), 'alice.github.io');
+  // simulated web: every host is its own site
+  assert.equal(siteOf('h1.sim.test'), 'h1.sim.test');
+  assert.notEqual(siteOf('h1.sim.test'), siteOf('h2.sim.test'));
+  assert.equal(siteOf('127.0.0.1:3000'), '127.0.0.1');
+  assert.equal(siteOf('[::1]:80'), '[::1]');
+  assert.equal(siteOf('localhost'), 'localhost');
+});
+
+test('isDynamicUrl', () => {
+  const dynamic = [
+    'http://example.com/?a=1',
+    'http://example.com/list?page=2',
+    'http://example.com/cgi-bin/search',
+    'http://example.com/CGI-BIN/x.html',
+    'http://example.com/run.cgi',
+    'http://example.com/index.php',
+    'http://example.com/a/b.PHP',
+    'http://example.com/script.pl',
+    'http://example.com/page.asp',
+    'http://example.com/page.aspx',
+    'http://example.com/view.jsp',
+    'http://example.com/go.do',
+    'http://example.com/a;jsessionid=ABC',
+  ];
+  const statik = [
+    'http://example.com/',
+    'http://example.com/a/b.html',
+    'http://example.com/php/intro.html',
+    'http://example.com/cgi-bin-docs/',
+    'http://example.com/file.phpx',
+    'http://example.com/a.b/c',
+    'http://example.com/x?',
+    'not a url',
+  ];
+  for (const u of dynamic) assert.equal(isDynamicUrl(u), true, u);
+  for (const u of statik) assert.equal(isDynamicUrl(u), false, u);
+});
