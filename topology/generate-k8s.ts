@@ -50,8 +50,13 @@ function scalar(v: string | number | boolean | null): string {
   return PLAIN.test(v) && !RESERVED.test(v) ? v : JSON.stringify(v);
 }
 
+// Array.isArray does not narrow readonly arrays.
+function isSeq(v: YamlValue): v is readonly YamlValue[] {
+  return Array.isArray(v);
+}
+
 function isMap(v: YamlValue): v is YamlMap {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+  return typeof v === 'object' && v !== null && !isSeq(v);
 }
 
 function entries(m: YamlMap): [string, YamlValue][] {
@@ -60,16 +65,16 @@ function entries(m: YamlMap): [string, YamlValue][] {
 
 /** Scalars and empty collections fit after `key: ` / `- `. */
 function inline(v: YamlValue): string | undefined {
-  if (Array.isArray(v)) return v.length === 0 ? '[]' : undefined;
+  if (isSeq(v)) return v.length === 0 ? '[]' : undefined;
   if (isMap(v)) return entries(v).length === 0 ? '{}' : undefined;
-  return scalar(v as string | number | boolean | null);
+  return scalar(v);
 }
 
 function emit(v: YamlValue, indent: number): string[] {
   const pad = ' '.repeat(indent);
   const out: string[] = [];
-  if (Array.isArray(v)) {
-    for (const item of v as readonly YamlValue[]) {
+  if (isSeq(v)) {
+    for (const item of v) {
       const one = inline(item);
       if (one !== undefined) {
         out.push(`${pad}- ${one}`);
