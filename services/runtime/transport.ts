@@ -99,11 +99,13 @@ export interface GroupMemberOptions {
   readonly startFrom?: 'earliest' | 'latest';
   /** Upper bound of records per batch. */
   readonly maxBatchRecords?: number;
-  /** Called before any batch of the newly assigned partitions is delivered. */
+  /** Called before any batch of the newly assigned partitions is delivered (never with an empty list). */
   onAssigned(partitions: readonly TopicPartition[]): Promise<void>;
-  /** Called when partitions are taken away (rebalance or stop), after their last batch finished. */
+  /** Called when partitions are taken away (rebalance or stop), after their last batch finished.
+   *  Commits for those partitions are still accepted until it returns (final flushes). */
   onRevoked(partitions: readonly TopicPartition[]): Promise<void>;
-  /** Batches of one partition are delivered one at a time, in offset order. */
+  /** Batches of one partition are delivered one at a time, in offset order. The next batch starts
+   *  after this one (or after a later committed offset); a commit never moves the position back. */
   eachBatch(batch: ConsumedBatch): Promise<void>;
 }
 
@@ -135,7 +137,8 @@ export interface Transport {
   committedOffsets(groupId: string, topic: string): Promise<PartitionOffset[]>;
   /** Sets a group's committed offsets (group must have no active members), e.g. to replay from a time. */
   setCommittedOffsets(groupId: string, offsets: readonly PartitionOffset[]): Promise<void>;
-  /** Reads [from, to) of one partition outside any group (state restore, inspection), in order. */
+  /** Reads [from, to) of one partition outside any group (state restore, inspection), in order;
+   *  stops at the current end if `to` lies beyond it. */
   readPartition(topic: string, partition: number, from: number, to: number): AsyncIterable<readonly LogRecord[]>;
   /**
    * Claims a transactional scope before its state is restored: on Kafka this initialises the

@@ -62,6 +62,26 @@ function pinoLogCreator(logger: Logger): logCreator {
     };
 }
 
+/**
+ * Splits records into requests of at most ~768 KiB, below the broker's default 1 MiB batch limit
+ * (message.max.bytes): a large commit becomes several produce requests in the same transaction.
+ */
+function* chunkBySize(records: readonly OutRecord[], maxBytes = 768 * 1024): Generator<readonly OutRecord[]> {
+  let start = 0;
+  let size = 0;
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i]!;
+    const bytes = (r.value?.length ?? 0) + (r.key?.length ?? 0) + 64;
+    if (i > start && size + bytes > maxBytes) {
+      yield records.slice(start, i);
+      start = i;
+      size = 0;
+    }
+    size += bytes;
+  }
+  if (start < records.length) yield records.slice(start);
+}
+
 function toLogRecord(topic: string, partition: number, m: EachBatchPayload['batch']['messages'][number]): LogRecord {
   const headers: Record<string, string> = {};
   if (m.headers) {
@@ -279,9 +299,12 @@ export class KafkaTransport implements Transport {
   async send(records: readonly OutRecord[]): Promise<RecordMetadata[]> {
     if (records.length === 0) return [];
     const producer = await this.producer();
-    const { topicMessages, slots } = await this.toTopicMessages(records);
-    const results = await producer.sendBatch({ topicMessages, acks: -1 });
-    return KafkaTransport.metadataFor(slots, results);
+    const meta: RecordMetadata[] = [];
+    for (const chunk of chunkBySize(records)) {
+      const { topicMessages, slots } = await this.toTopicMessages(chunk);
+      meta.push(...KafkaTransport.metadataFor(slots, await producer.sendBatch({ topicMessages, acks: -1 })));
+    }
+    return meta;
   }
 
   /** Used by group members: one transaction for outputs + offsets, or send-then-commit. */
@@ -299,10 +322,10 @@ export class KafkaTransport implements Transport {
     const producer = await this.txProducer(commit.scope);
     const tx = await producer.transaction();
     try {
-      let meta: RecordMetadata[] = [];
-      if (commit.outputs.length > 0) {
-        const { topicMessages, slots } = await this.toTopicMessages(commit.outputs);
-        meta = KafkaTransport.metadataFor(slots, await tx.sendBatch({ topicMessages, acks: -1 }));
+      const meta: RecordMetadata[] = [];
+      for (const chunk of chunkBySize(commit.outputs)) {
+        const { topicMessages, slots } = await this.toTopicMessages(chunk);
+        meta.push(...KafkaTransport.metadataFor(slots, await tx.sendBatch({ topicMessages, acks: -1 })));
       }
       if (commit.offsets.length > 0) {
         const byTopic = new Map<string, { partition: number; offset: string }[]>();
