@@ -9,13 +9,15 @@
  * the caller decides whether to follow it.
  *
  * Links are resolved at the end of the pass, so a `<base href>` applies to every link of the page
- * even when it appears after some of them (the first `<base href>` wins, as in browsers).
+ * even when it appears after some of them; the first `<base href>` that resolves to an http(s)
+ * URL (against the page URL) wins.
  * Links are deduplicated by normalised URL, keeping the first occurrence's tag and the first
  * non-empty anchor text; a link is nofollow only when every occurrence is. Links to the page
  * itself (`#top`, `href=""`) are dropped.
  *
  * Main text: every text node except those inside script, style, noscript, template, svg, math,
- * select, button, form, textarea, nav, header, footer, aside, elements with a `hidden`
+ * select, button, textarea, label (form controls; the form element itself is kept because some
+ * sites wrap the whole page in one), nav, header, footer, aside, elements with a `hidden`
  * attribute, role navigation/banner/contentinfo/complementary, or a class/id containing one of
  * the boilerplate words below as a whole token (tokens split on anything but letters and
  * digits, so `site-footer` matches and `headers`/`shadow`/`load` do not). The class/id rule is
@@ -60,7 +62,7 @@ export interface Extracted {
 }
 
 export interface ExtractOptions extends NormalizeOptions {
-  /** Robots meta name honoured besides `robots` (lower-case); default 'meguri'. */
+  /** Robots meta name honoured besides `robots` (case-insensitive); default 'meguri'. */
   botToken?: string;
   /** Main text cap in characters; default 200,000. */
   maxTextChars?: number;
@@ -75,8 +77,10 @@ const DEFAULT_MAX_TEXT = 200_000;
 const DEFAULT_MAX_LINKS = 10_000;
 
 // Containers whose text is never main text (hidden, interactive or chrome).
+// `form` itself is not one: ASP.NET WebForms-style pages wrap the whole body in a single form, so
+// only the controls' text is dropped.
 const BOILERPLATE_TAGS = [
-  'script', 'style', 'noscript', 'template', 'svg', 'math', 'select', 'button', 'form', 'textarea',
+  'script', 'style', 'noscript', 'template', 'svg', 'math', 'select', 'button', 'textarea', 'label',
   'nav', 'header', 'footer', 'aside', 'iframe', 'object',
 ];
 // Of those, the ones whose text is not visible at all (never used as fallback text either).
@@ -137,7 +141,8 @@ export function parseRobotsDirectives(value: string): { noindex: boolean; nofoll
 
 /** `0; url=/next` → `/next`; null when the content carries no URL. */
 function refreshTarget(content: string): string | null {
-  const m = /^\s*\d*(?:\.\d*)?\s*[;,]?\s*(?:url\s*=\s*)?(.*)$/i.exec(content);
+  // delay (required), optional ; or , then the URL with an optional `url=` prefix
+  const m = /^\s*(?:\d+(?:\.\d*)?|\.\d+)\s*(?:[;,]\s*)?(?:url\s*=\s*)?(.*)$/is.exec(content);
   if (!m || !m[1]) return null;
   let target = m[1].trim();
   const q = target.charAt(0);
@@ -303,6 +308,7 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions 
         if ((info & T_INLINE) === 0) {
           flags |= F_BREAK;
           pendingBreak = true;
+          if (anchorOcc !== null) anchorOcc.anchor += ' ';
         }
         if (flags & F_BOILER) boilerDepth++;
         if (flags & F_HIDDEN) hiddenDepth++;
@@ -347,7 +353,10 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions 
           title = collapse(titleBuf, MAX_TITLE_CHARS);
         }
         if (flags & F_ANCHOR) anchorOcc = null;
-        if (flags & F_BREAK) pendingBreak = true;
+        if (flags & F_BREAK) {
+          pendingBreak = true;
+          if (anchorOcc !== null) anchorOcc.anchor += ' ';
+        }
       },
     },
     { decodeEntities: true },

@@ -165,9 +165,11 @@ test('extract: anchor text — collapsed, img alt included, capped at 256, first
     `<a href="/a">  Read
         <b>more</b> <img src="x.png" alt="about tides"> </a>
      <a href="/long">${'long '.repeat(200)}</a>
-     <a href="/img"><img src="i.png"></a><a href="/img">Images</a>`,
+     <a href="/img"><img src="i.png"></a><a href="/img">Images</a>
+     <a href="/card"><div>Card title</div><p>Card text</p></a>`,
     PAGE,
   );
+  assert.equal(linkOf(ex, 'http://example.com/card').anchor, 'Card title Card text');
   assert.equal(linkOf(ex, 'http://example.com/a').anchor, 'Read more about tides');
   assert.ok(linkOf(ex, 'http://example.com/long').anchor.length <= 256);
   assert.equal(linkOf(ex, 'http://example.com/img').anchor, 'Images');
@@ -248,14 +250,30 @@ test('extract: main text drops chrome, scripts and boilerplate classes; words sp
       <p class="shadow headers loading">kept: not whole boilerplate tokens</p>
       <script>var hidden = 1;</script><style>p { color: red }</style><noscript>enable js</noscript>
       <template>tmpl</template><svg><text>svg text</text></svg>
-      <form>form text<button>Go</button><select><option>opt</option></select></form>
+      <form>form text<button>Go</button><select><option>opt</option></select><label>Name</label><textarea>ta</textarea></form>
       <p hidden>hidden para</p>
     </article></main>
     <aside>Related</aside><footer>Copyright</footer>
   </body></html>`;
   const ex = extractPage(html, PAGE);
   const words = ex.text.split(/\s+/);
-  assert.deepEqual(words, ['Headline', 'First', 'para.', 'Second', 'line', 'kept:', 'not', 'whole', 'boilerplate', 'tokens']);
+  assert.deepEqual(words, ['Headline', 'First', 'para.', 'Second', 'line', 'kept:', 'not', 'whole', 'boilerplate', 'tokens', 'form', 'text']);
+});
+
+test('extract: a page wrapped in one <form> (WebForms style) keeps its main text', () => {
+  const ex = extractPage('<body><form id="aspnetForm"><nav>Menu</nav><div class="content"><p>Real content here.</p></div><input type="submit"></form></body>', PAGE);
+  assert.equal(ex.text.trim(), 'Real content here.');
+});
+
+test('extract: meta refresh parsing', () => {
+  const target = (content: string) => urls(extractPage(`<meta http-equiv="Refresh" content="${content}">`, PAGE));
+  assert.deepEqual(target("0; url='/a'"), ['http://example.com/a']);
+  assert.deepEqual(target('5;URL=/b'), ['http://example.com/b']);
+  assert.deepEqual(target('1.5, /c'), ['http://example.com/c']);
+  assert.deepEqual(target('0 ; url = &quot;/d&quot;'), ['http://example.com/d']);
+  assert.deepEqual(target('30'), []);
+  assert.deepEqual(target('nonsense'), []);
+  assert.deepEqual(target('url=/no-delay'), []);
 });
 
 test('extract: when everything is boilerplate, the visible text is used for the fingerprint', () => {
