@@ -4,10 +4,12 @@
  * `renderK8s()` is pure so the unit test can check the committed files never drift from topology.
  *
  *   npm run k8s:generate
+ *   tsx topology/generate-k8s.ts [--topic-prefix crawl.] [--out dir]
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { DEFAULT_PARTITIONS, changelogSpec, kafkaTopicConfig, services, topicSpec, topics } from './index.ts';
 import type { ServiceSpec, TopicSpec } from './index.ts';
 
@@ -404,5 +406,8 @@ export function writeK8s(dir: string = BASE_DIR, options: RenderOptions = {}): s
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  for (const file of writeK8s()) console.log(`wrote deploy/k8s/base/${file}`);
+  // The committed base uses the defaults; the flags render variants (e.g. a prefixed shared cluster).
+  const { values } = parseArgs({ options: { 'topic-prefix': { type: 'string' }, out: { type: 'string' } } });
+  const dir = values.out ?? BASE_DIR;
+  for (const file of writeK8s(dir, { topicPrefix: values['topic-prefix'] })) console.log(`wrote ${relative(process.cwd(), join(dir, file))}`);
 }
