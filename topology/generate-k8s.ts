@@ -112,7 +112,8 @@ export interface RenderOptions {
   readonly topicPrefix?: string;
 }
 
-const DNS_1123_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+/** A DNS-1123 subdomain (metadata.name of most kinds), kept free of dots. */
+const DNS_1123_NAME = /^[a-z0-9](?:[a-z0-9-]{0,251}[a-z0-9])?$/;
 
 /** Kubernetes object name for a topic: lowercase, '.' and '_' to '-'. */
 export function topicResourceName(topic: string): string {
@@ -120,15 +121,12 @@ export function topicResourceName(topic: string): string {
     .toLowerCase()
     .replace(/[^a-z0-9-]+/g, '-')
     .replace(/^-+|-+$/g, '');
-  if (!DNS_1123_LABEL.test(name)) throw new Error(`topic "${topic}" has no valid Kubernetes name (got "${name}")`);
+  if (!DNS_1123_NAME.test(name)) throw new Error(`topic "${topic}" has no valid Kubernetes name (got "${name}")`);
   return name;
 }
 
-interface Replicas {
-  readonly [service: string]: number;
-}
 /** Starting sizes; scale with `kubectl scale`. The scheduler never benefits beyond its partitions. */
-const REPLICAS: Replicas = { scheduler: 1, fetcher: 2, parser: 2 };
+const REPLICAS: Readonly<Record<ServiceSpec['name'], number>> = { scheduler: 1, fetcher: 2, parser: 2 };
 
 // A type alias (not an interface) so it is assignable to YamlMap.
 type Resources = {
@@ -237,7 +235,7 @@ function deploymentDoc(service: ServiceSpec): YamlMap {
     kind: 'Deployment',
     metadata: metadata(service.name),
     spec: {
-      replicas: REPLICAS[service.name] ?? 1,
+      replicas: REPLICAS[service.name],
       selector: { matchLabels: labels(service.name) },
       template: { metadata: { labels: labels(service.name) }, spec: podSpec(service) },
     },
@@ -245,7 +243,7 @@ function deploymentDoc(service: ServiceSpec): YamlMap {
 }
 
 function statefulSetDoc(service: ServiceSpec, partitions: number): YamlMap {
-  const replicas = REPLICAS[service.name] ?? 1;
+  const replicas = REPLICAS[service.name];
   if (replicas > partitions) throw new Error(`${service.name}: ${replicas} replicas but only ${partitions} partitions`);
   return {
     apiVersion: 'apps/v1',
