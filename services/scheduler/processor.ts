@@ -22,6 +22,17 @@ import { STATS_KEY, emptyStats, queueKey, queuePrefix } from './state.ts';
 import type { HostState, PartitionStats, UrlState } from './state.ts';
 import type { CrawlProgress } from './progress.ts';
 
+/** A page budget shared by the scheduler partitions of one process (`meguri crawl --max-pages`). */
+export interface FetchBudget {
+  /** Takes one page from the budget; false when it is spent. */
+  tryTake(): boolean;
+}
+
+export interface SchedulerExtras {
+  readonly progress?: CrawlProgress;
+  readonly budget?: FetchBudget;
+}
+
 /** The scheduler's unit of politeness and ownership: host[:port] of a URL, lower-case. */
 export function hostKey(url: string): string {
   return new URL(url).host.toLowerCase();
@@ -45,11 +56,17 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   private readonly matchers = new Map<string, AgentMatcher>();
   private queuedTotal = 0;
 
+  private readonly progress: CrawlProgress | undefined;
+  private readonly budget: FetchBudget | undefined;
+
   constructor(
     readonly partition: number,
     private readonly options: SchedulerOptions,
-    private readonly progress?: CrawlProgress,
-  ) {}
+    extras: SchedulerExtras = {},
+  ) {
+    this.progress = extras.progress;
+    this.budget = extras.budget;
+  }
 
   async init(ctx: ProcessorContext): Promise<void> {
     this.urls = ctx.store<UrlState>('urls');
@@ -214,7 +231,8 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
         this.stats.robotsDisallowedSkipped++;
         continue;
       }
-      if (this.options.maxPagesPerPartition !== undefined && this.stats.pagesFetched + this.deadlines.size >= this.options.maxPagesPerPartition) {
+      const overPartitionBudget = this.options.maxPagesPerPartition !== undefined && this.stats.pagesFetched + this.deadlines.size >= this.options.maxPagesPerPartition;
+      if (overPartitionBudget || (this.budget && !this.budget.tryTake())) {
         // Out of budget: keep the URL queued so a later, larger budget can pick it up.
         this.queues.put(head.key, head.url);
         state.queued++;

@@ -5,9 +5,9 @@ import { serviceSpec } from '../../topology/index.ts';
 import { schedulerOptionsSchema } from './options.ts';
 import type { SchedulerOptionsInput } from './options.ts';
 import { SchedulerProcessor } from './processor.ts';
-import type { CrawlProgress } from './progress.ts';
+import type { SchedulerExtras } from './processor.ts';
 
-export function schedulerService(input: SchedulerOptionsInput = {}, progress?: CrawlProgress): ServiceDefinition<LinksRecord> {
+export function schedulerService(input: SchedulerOptionsInput = {}, extras: SchedulerExtras = {}): ServiceDefinition<LinksRecord> {
   const options = schedulerOptionsSchema.parse(input);
   const spec = serviceSpec('scheduler');
   return {
@@ -17,11 +17,12 @@ export function schedulerService(input: SchedulerOptionsInput = {}, progress?: C
     stores: spec.stores,
     guarantee: spec.guarantee,
     maxBatchRecords: 1000,
-    createProcessor: (partition) => new SchedulerProcessor(partition, options, progress),
+    createProcessor: (partition) => new SchedulerProcessor(partition, options, extras),
   };
 }
 
 export { SchedulerProcessor, hostKey } from './processor.ts';
+export type { FetchBudget, SchedulerExtras } from './processor.ts';
 export { CrawlProgress } from './progress.ts';
 export { schedulerOptionsSchema } from './options.ts';
 export type { SchedulerOptions, SchedulerOptionsInput } from './options.ts';

@@ -1,0 +1,176 @@
+/**
+ * `meguri crawl`: scheduler, fetcher and parser in one process on one transport (the embedded log by
+ * default, Kafka with --kafka). The same services, topics and guarantees as a distributed
+ * deployment; only the placement differs.
+ */
+import { mkdirSync } from 'node:fs';
+import { SCHEMA_VERSION } from '../../schemas/index.ts';
+import type { SeedLink } from '../../schemas/index.ts';
+import { StreamService, createTransport, silentLogger, systemClock } from '../runtime/index.ts';
+import type { Clock, Logger, Transport } from '../runtime/index.ts';
+import { schedulerService, CrawlProgress, hostKey } from '../scheduler/service.ts';
+import type { SchedulerOptionsInput, FetchBudget } from '../scheduler/service.ts';
+import { fetcherService } from '../fetcher/service.ts';
+import type { FetcherServiceOptions } from '../fetcher/service.ts';
+import { parserService } from '../parser/service.ts';
+import { normalizeUrl } from '../parser/url.ts';
+
+export interface CrawlOptions {
+  readonly seeds: readonly string[];
+  readonly dataDir: string;
+  readonly kafkaBrokers?: readonly string[];
+  readonly topicPrefix?: string;
+  readonly partitions?: number;
+  readonly maxPages?: number;
+  readonly untilIdle?: boolean;
+  readonly scheduler?: SchedulerOptionsInput;
+  readonly fetcher?: FetcherServiceOptions;
+  readonly logger?: Logger;
+  readonly clock?: Clock;
+  /** Called about once a second with the live totals. */
+  readonly onProgress?: (p: CrawlSnapshot) => void;
+  readonly signal?: AbortSignal;
+}
+
+export interface CrawlSnapshot {
+  readonly pagesFetched: number;
+  readonly uniqueUrlsFetched: number;
+  readonly duplicateFetches: number;
+  readonly robotsDisallowedSkipped: number;
+  readonly errors: number;
+  readonly bytes: number;
+  readonly hosts: number;
+  readonly queued: number;
+  readonly inflight: number;
+  readonly urlsKnown: number;
+  readonly elapsedS: number;
+  readonly pagesPerS: number;
+}
+
+export interface CrawlSummary extends CrawlSnapshot {
+  readonly transport: 'embedded' | 'kafka';
+  readonly stoppedBecause: 'max-pages' | 'idle' | 'signal';
+  readonly robotsFetched: number;
+  readonly depthSkipped: number;
+  readonly lost: number;
+  readonly deadletters: number;
+}
+
+/** Seeds as `links` seed records, normalised; invalid ones are reported, not sent. */
+export function seedRecords(urls: readonly string[], now: number): { records: { key: string; value: SeedLink }[]; rejected: { url: string; reason: string }[] } {
+  const records: { key: string; value: SeedLink }[] = [];
+  const rejected: { url: string; reason: string }[] = [];
+  for (const raw of urls) {
+    const n = normalizeUrl(raw.trim());
+    if (!n.ok) {
+      rejected.push({ url: raw, reason: n.reason });
+      continue;
+    }
+    records.push({ key: hostKey(n.url), value: { v: SCHEMA_VERSION, type: 'seed', url: n.url, addedAt: now } });
+  }
+  return { records, rejected };
+}
+
+async function totalLag(transport: Transport, groupId: string, topic: string): Promise<number> {
+  const desc = await transport.describeTopic(topic);
+  if (!desc) return 0;
+  const committed = new Map((await transport.committedOffsets(groupId, topic)).map((o) => [o.partition, o.offset]));
+  let lag = 0;
+  for (const p of desc.partitions) lag += Math.max(0, p.high - (committed.get(p.partition) ?? p.low));
+  return lag;
+}
+
+class SharedBudget implements FetchBudget {
+  constructor(private remaining: number) {}
+  tryTake(): boolean {
+    if (this.remaining <= 0) return false;
+    this.remaining--;
+    return true;
+  }
+}
+
+export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
+  const logger = options.logger ?? silentLogger;
+  const clock = options.clock ?? systemClock;
+  const kind = options.kafkaBrokers && options.kafkaBrokers.length > 0 ? 'kafka' : 'embedded';
+  mkdirSync(options.dataDir, { recursive: true });
+  const transport = await createTransport({ transport: kind, kafkaBrokers: options.kafkaBrokers ?? [], dataDir: options.dataDir, logger, clock });
+  const prefix = options.topicPrefix ?? '';
+  const partitions = options.partitions ?? 4;
+  const progress = new CrawlProgress();
+  const budget = options.maxPages !== undefined ? new SharedBudget(options.maxPages) : undefined;
+  const common = { transport, dataDir: options.dataDir, topicPrefix: prefix, partitions, logger, clock };
+  const fetcherDef = fetcherService({ ...options.fetcher, clock });
+  const services = [
+    new StreamService(schedulerService(options.scheduler ?? {}, { progress, ...(budget ? { budget } : {}) }), common),
+    new StreamService(fetcherDef, common),
+    new StreamService(parserService(), common),
+  ];
+  const started = Date.now();
+  const snapshot = (): CrawlSnapshot => {
+    const t = progress.totals();
+    const elapsedS = (Date.now() - started) / 1000;
+    return {
+      pagesFetched: t.pagesFetched,
+      uniqueUrlsFetched: t.uniqueUrlsFetched,
+      duplicateFetches: t.duplicateFetches,
+      robotsDisallowedSkipped: t.robotsDisallowedSkipped,
+      errors: t.errors,
+      bytes: t.bytes,
+      hosts: t.hosts,
+      queued: t.queued,
+      inflight: t.inflight,
+      urlsKnown: t.urlsKnown,
+      elapsedS: Math.round(elapsedS * 1000) / 1000,
+      pagesPerS: elapsedS > 0 ? Math.round((t.pagesFetched / elapsedS) * 10) / 10 : 0,
+    };
+  };
+  let stoppedBecause: CrawlSummary['stoppedBecause'] = 'signal';
+  try {
+    // Topics first (all services' topics and changelogs), so seeds can be sent before anyone joins.
+    await transport.ensureTopics(services.flatMap((s) => s.topicDefinitions(partitions)));
+    const { records, rejected } = seedRecords(options.seeds, clock.now());
+    for (const r of rejected) logger.warn({ url: r.url, reason: r.reason }, 'seed rejected');
+    if (records.length > 0) {
+      await transport.send(records.map((r) => ({ topic: `${prefix}links`, key: r.key, value: Buffer.from(JSON.stringify(r.value)) })));
+    }
+    for (const s of services) await s.start();
+    await Promise.all(services.map((s) => s.ready()));
+    let idleChecks = 0;
+    let lastProgress = 0;
+    for (;;) {
+      if (options.signal?.aborted) break;
+      await new Promise((r) => setTimeout(r, 100));
+      const snap = snapshot();
+      if (options.onProgress && Date.now() - lastProgress >= 1000) {
+        lastProgress = Date.now();
+        options.onProgress(snap);
+      }
+      if (options.maxPages !== undefined && snap.pagesFetched >= options.maxPages) {
+        stoppedBecause = 'max-pages';
+        break;
+      }
+      if (options.untilIdle) {
+        if (snap.queued === 0 && snap.inflight === 0) {
+          const lag =
+            (await totalLag(transport, `${prefix}scheduler`, `${prefix}links`)) +
+            (await totalLag(transport, `${prefix}fetcher`, `${prefix}frontier`)) +
+            (await totalLag(transport, `${prefix}parser`, `${prefix}pages`));
+          idleChecks = lag === 0 ? idleChecks + 1 : 0;
+          if (idleChecks >= 3) {
+            stoppedBecause = 'idle';
+            break;
+          }
+        } else idleChecks = 0;
+      }
+    }
+  } finally {
+    for (const s of services) await s.stop().catch((err: unknown) => logger.error({ err }, 'stop failed'));
+    await fetcherDef.fetcher.close();
+    await transport.close();
+  }
+  const t = progress.totals();
+  let deadletters = 0;
+  for (const s of services) for (const v of (await s.metrics.deadletters.get()).values) deadletters += v.value;
+  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, lost: t.lost, deadletters };
+}
