@@ -26,7 +26,7 @@
  * instead so the fingerprint still reflects something.
  */
 import { Parser } from 'htmlparser2';
-import { normalizeUrl, type NormalizeOptions } from './url.ts';
+import { normalizeUrl, urlResolver, type NormalizeOptions } from './url.ts';
 
 export type LinkTag = 'a' | 'area' | 'link' | 'frame' | 'iframe' | 'refresh';
 
@@ -379,12 +379,13 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions 
   const resolved = new Map<string, string>();
   const INVALID = '!';
   const SKIPPED = '';
+  const resolve = urlResolver(baseUrl, opts);
   let invalidLinks = 0;
   let skippedLinks = 0;
   for (const occ of occurrences) {
     let url = resolved.get(occ.raw);
     if (url === undefined) {
-      const r = normalizeUrl(occ.raw, baseUrl, opts);
+      const r = resolve(occ.raw);
       if (r.ok) url = r.url === self ? SKIPPED : r.url;
       else url = r.reason === 'invalid' || r.reason === 'too-long' ? INVALID : SKIPPED;
       resolved.set(occ.raw, url);

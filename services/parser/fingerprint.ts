@@ -43,11 +43,13 @@ function fmix32(h: number): number {
   return h >>> 0;
 }
 
-// 1 = ASCII letter or digit.
-const ASCII_WORD = new Uint8Array(128);
-for (let c = 48; c <= 57; c++) ASCII_WORD[c] = 1;
-for (let c = 97; c <= 122; c++) ASCII_WORD[c] = 1;
-for (let c = 65; c <= 90; c++) ASCII_WORD[c] = 1;
+// Character kinds: 0 separator, 1 letter, 2 digit (ASCII by table; see charKind for the rest).
+const K_LETTER = 1;
+const K_DIGIT = 2;
+const ASCII_KIND = new Uint8Array(128);
+for (let c = 48; c <= 57; c++) ASCII_KIND[c] = K_DIGIT;
+for (let c = 97; c <= 122; c++) ASCII_KIND[c] = K_LETTER;
+for (let c = 65; c <= 90; c++) ASCII_KIND[c] = K_LETTER;
 
 /** Non-ASCII characters that separate words: spaces, punctuation and symbol blocks. */
 function isNonAsciiSeparator(c: number): boolean {
@@ -105,25 +107,24 @@ function hashTokens(text: string): number {
   let count = 0;
   let a = FNV_OFFSET_A;
   let b = FNV_OFFSET_B;
-  let inToken = false;
-  let digitsOnly = true;
+  // OR of the kinds seen in the current token: 0 none yet, K_DIGIT digits only, else has letters
+  let kind = 0;
   for (let i = 0; i < n; i++) {
     let c = s.charCodeAt(i);
-    if (c < 128 ? ASCII_WORD[c] === 1 : !isCjk(c) && !isNonAsciiSeparator(c)) {
+    const k = c < 128 ? ASCII_KIND[c]! : isCjk(c) || isNonAsciiSeparator(c) ? 0 : K_LETTER;
+    if (k !== 0) {
       a = Math.imul(a ^ c, FNV_PRIME);
       b = Math.imul(b ^ c, FNV_PRIME);
-      if (c > 57) digitsOnly = false;
-      inToken = true;
+      kind |= k;
       continue;
     }
-    if (inToken) {
-      A[count] = digitsOnly ? NUMBER_A : a;
-      B[count] = digitsOnly ? NUMBER_B : b;
+    if (kind !== 0) {
+      A[count] = kind === K_DIGIT ? NUMBER_A : a;
+      B[count] = kind === K_DIGIT ? NUMBER_B : b;
       count++;
       a = FNV_OFFSET_A;
       b = FNV_OFFSET_B;
-      inToken = false;
-      digitsOnly = true;
+      kind = 0;
     }
     if (c >= 128 && isCjk(c)) {
       let ca = Math.imul(FNV_OFFSET_A ^ c, FNV_PRIME);
@@ -139,9 +140,9 @@ function hashTokens(text: string): number {
       count++;
     }
   }
-  if (inToken) {
-    A[count] = digitsOnly ? NUMBER_A : a;
-    B[count] = digitsOnly ? NUMBER_B : b;
+  if (kind !== 0) {
+    A[count] = kind === K_DIGIT ? NUMBER_A : a;
+    B[count] = kind === K_DIGIT ? NUMBER_B : b;
     count++;
   }
   return count;

@@ -123,6 +123,30 @@ export function normalizeUrl(raw: string, base?: string | URL, opts?: NormalizeO
   return { ok: true, url };
 }
 
+// Root-relative paths made only of unreserved characters and `/`, without dot segments or a
+// leading `//`: resolving them is plain concatenation with the base's origin, and they are the
+// most common kind of link on real pages.
+const SIMPLE_ROOT_PATH = /^\/(?![/])[A-Za-z0-9\-._~/]*$/;
+
+/**
+ * A resolver for many links against one base: same results as `normalizeUrl(raw, base, opts)`,
+ * with the base parsed once and a shortcut for simple root-relative paths.
+ */
+export function urlResolver(base: string, opts?: NormalizeOptions): (raw: string) => NormalizeResult {
+  const b = normalizeUrl(base, undefined, opts);
+  if (!b.ok) return (raw) => normalizeUrl(raw, base, opts);
+  const baseUrl = b.url;
+  const origin = baseUrl.slice(0, baseUrl.indexOf('/', baseUrl.indexOf('://') + 3));
+  const maxLength = opts?.maxLength ?? MAX_URL_LENGTH;
+  return (raw) => {
+    if (raw.length <= maxLength && SIMPLE_ROOT_PATH.test(raw) && !raw.includes('/.')) {
+      const url = origin + raw;
+      return url.length > maxLength ? { ok: false, reason: 'too-long' } : { ok: true, url };
+    }
+    return normalizeUrl(raw, baseUrl, opts);
+  };
+}
+
 /**
  * The host of an absolute http(s) URL: lower-case host name plus the port when it is not the
  * default one (robots.txt and politeness both apply per scheme+host+port authority).

@@ -7,6 +7,7 @@ import {
   normalizePercentEncoding,
   normalizeUrl,
   siteOf,
+  urlResolver,
   type RejectReason,
 } from '../../services/parser/url.ts';
 
@@ -185,4 +186,34 @@ test('isDynamicUrl', () => {
   ];
   for (const u of dynamic) assert.equal(isDynamicUrl(u), true, u);
   for (const u of statik) assert.equal(isDynamicUrl(u), false, u);
+});
+
+test('urlResolver gives the same results as normalizeUrl', () => {
+  const bases = [BASE, 'https://Example.com:443/a/b/', 'http://www.example.com/x?q#f', 'http://[::1]:8080/', 'not a base'];
+  const raws = [
+    '/simple/path',
+    '/a/./b',
+    '/a/../b',
+    '/.hidden',
+    '//cdn.example.org/x',
+    '/with space',
+    '/q?x=1',
+    '/frag#x',
+    '/%7euser',
+    'relative',
+    '../up',
+    '',
+    '#top',
+    'https://other.example/',
+    'mailto:a@b',
+    '/' + 'a'.repeat(3000),
+    '/ok-_.~/',
+  ];
+  const opts = { aliases: { 'www.example.com': 'example.com' } };
+  for (const base of bases) {
+    for (const o of [undefined, opts]) {
+      const resolve = urlResolver(base, o);
+      for (const raw of raws) assert.deepEqual(resolve(raw), normalizeUrl(raw, base, o), `${raw} against ${base}`);
+    }
+  }
 });
