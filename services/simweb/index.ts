@@ -17,7 +17,7 @@
 
 export { SimWeb, chooseEncoding, pageEtag } from './server.ts';
 export type { AccessLogEntry, PageLink, SimWebOptions, SimWebStats } from './server.ts';
-export { SimWebModel, isPermanentFailure, relativeRef } from './model.ts';
+export { SimWebModel, hostilePreset, isPermanentFailure, relativeRef } from './model.ts';
 export type {
   ExpectedFetchOptions,
   FailSpec,

@@ -254,6 +254,38 @@ const SPECIAL_ORDER: [keyof SpecialPageShares, PageKind][] = [
   ['slowBody', 'trickle'],
 ];
 
+/**
+ * Everything hostile switched on at small shares: a web that looks like a bad day on the real
+ * internet. For demos and soak runs; tests usually configure exactly what they need.
+ */
+export function hostilePreset(): HostileOptions {
+  return {
+    slow: { share: 0.02, latencyMs: 800 },
+    error: { share: 0.01 },
+    flaky: { share: 0.03, rate: 0.2 },
+    reset: { share: 0.005 },
+    hang: { share: 0.005 },
+    retryAfter: { share: 0.01, retryAfterSec: 5, firstAttempts: 1 },
+    tooMany: { share: 0.01, minIntervalMs: 1000, retryAfterSec: 2 },
+    calendar: { count: 1 },
+    closeAfter: { share: 0.05, requests: 5 },
+    pages: {
+      redirect: 0.03,
+      redirectLoop: 0.003,
+      png: 0.01,
+      pdf: 0.01,
+      binaryAsHtml: 0.002,
+      malformed: 0.01,
+      latin1: 0.01,
+      shiftJis: 0.005,
+      huge: 0.0005,
+      gzipBomb: 0.0005,
+      slowBody: 0.0005,
+      invalidLinks: 0.02,
+    },
+  };
+}
+
 /** Whether a failure spec fails every attempt forever (vs transiently). */
 export function isPermanentFailure(f: FailSpec | undefined): boolean {
   return f !== undefined && (f.rate ?? 1) >= 1 && f.firstAttempts === undefined;

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { Agent, request, type Dispatcher } from 'undici';
@@ -545,6 +548,27 @@ describe('served web', () => {
     assert.equal(head.body.length, 0);
     assert.equal(header(head, 'content-length'), '21806');
     assert.equal(web.stats().byStatus['200'] !== undefined, true);
+  });
+});
+
+describe('access log file and runtime reconfiguration', () => {
+  test('NDJSON log mirrors the in-memory log; configureHost takes effect at once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'simweb-'));
+    const file = join(dir, 'access.ndjson');
+    const web = await SimWeb.start({ seed: 3, hosts: 3, pagesPerHost: 10, accessLog: { file } });
+    try {
+      assert.equal((await get(web, web.urlOf(1, 0))).status, 200);
+      web.configureHost(1, { fail: { status: 502 } });
+      assert.equal((await get(web, web.urlOf(1, 0))).status, 502);
+      web.configureHost('h1.sim.test', { fail: undefined });
+      assert.equal((await get(web, web.urlOf(1, 0))).status, 200);
+    } finally {
+      await web.close();
+    }
+    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as unknown);
+    assert.deepEqual(lines, JSON.parse(JSON.stringify(web.accessLog())));
+    assert.deepEqual(web.accessLog().map((e) => e.status), [200, 502, 200]);
+    rmSync(dir, { recursive: true, force: true });
   });
 });
 
