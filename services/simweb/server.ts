@@ -53,12 +53,12 @@ export interface SimWebOptions extends ModelOptions {
   bombBytes?: number;
   /** Wall ms between bytes of an endlessly slow body. Default 1000. */
   trickleIntervalMs?: number;
-  /** Number of rendered bodies kept (per version and encoding). Default 4096. */
+  /** Number of rendered bodies kept (per version and encoding). Default 1024. */
   cacheEntries?: number;
   accessLog?: {
     /** Also append NDJSON lines to this file. */
     file?: string;
-    /** Keep at most this many entries in memory (oldest dropped). Default 1,000,000. */
+    /** Keep at most this many entries in memory (oldest 10 % dropped when full). Default 250,000. */
     maxEntries?: number;
   };
 }
@@ -220,9 +220,9 @@ export class SimWeb {
     this.ips = opts.ips ?? ['127.0.0.1'];
     if (this.ips.length === 0) throw new RangeError('ips must not be empty');
     this.model = new SimWebModel(opts, opts.port ?? 0, this.clock.now());
-    this.maxEntries = opts.accessLog?.maxEntries ?? 1_000_000;
-    this.cache = new Lru(opts.cacheEntries ?? 4096);
-    this.pageCache = new Lru(opts.cacheEntries ?? 4096);
+    this.maxEntries = opts.accessLog?.maxEntries ?? 250_000;
+    this.cache = new Lru(opts.cacheEntries ?? 1024);
+    this.pageCache = new Lru(opts.cacheEntries ?? 1024);
   }
 
   /** Builds the web and starts listening; resolves once every listen IP is bound. */
