@@ -152,6 +152,10 @@ export class StreamService<In> {
     for (const t of [...definition.inputs, ...definition.outputs, DEADLETTER]) this.logicalByPhysical.set(this.physical(t), t);
   }
 
+  get name(): string {
+    return this.definition.name;
+  }
+
   physical(logical: string): string {
     return this.prefix + logical;
   }

@@ -1,0 +1,265 @@
+/**
+ * The `meguri` command line. Every command has --help; errors print a clear message and a
+ * non-zero exit code. Long-running commands log JSON (pino) to stderr and keep stdout for results.
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCrawl, seedRecords } from './crawl.ts';
+import type { CrawlOptions, CrawlSummary } from './crawl.ts';
+import { startProgress } from './progress-display.ts';
+import { runServiceCommand } from './run-service.ts';
+import { topicsCreate, topicsDescribe } from './topics.ts';
+import { createLogger, createTransport } from '../runtime/index.ts';
+import { robotsCheckCommand } from '../scheduler/robots/cli.ts';
+import { parseCommand } from '../parser/cli.ts';
+import { createResolver, parseResolveEntry } from '../fetcher/dns.ts';
+import { defaultUserAgent } from '../fetcher/fetch.ts';
+import { SimWeb } from '../simweb/index.ts';
+
+const VERSION = '0.1.0';
+
+function int(name: string, min = 0): (v: string) => number {
+  return (v) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
+    return n;
+  };
+}
+
+function seconds(v: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('must be a number of seconds ≥ 0');
+  return n;
+}
+
+function collect(v: string, prev: string[]): string[] {
+  parseResolveEntry(v); // fail fast on a malformed entry
+  return [...prev, v];
+}
+
+interface CrawlFlags {
+  seedsFile?: string;
+  data: string;
+  kafka?: string;
+  topicPrefix: string;
+  partitions: number;
+  maxPages?: number;
+  maxDepth: number;
+  minInterval: number;
+  userAgent?: string;
+  contact?: string;
+  resolve: string[];
+  dns: 'static' | 'system';
+  untilIdle?: boolean;
+  summaryJson?: string;
+  progress: boolean;
+  logLevel: string;
+}
+
+function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'static' | 'system'; data?: string }): Command {
+  return cmd
+    .option('--seeds-file <file>', 'file with one seed URL per line (# comments allowed)')
+    .option('--data <dir>', 'data directory: embedded log and state stores', defaults.data ?? '.data')
+    .option('--kafka <brokers>', 'run on Apache Kafka (comma-separated host:port) instead of the embedded log')
+    .option('--topic-prefix <prefix>', 'prefix of every topic name', '')
+    .option('--partitions <n>', 'partitions of the topics this crawl creates', int('--partitions', 1), 4)
+    .option('--max-pages <n>', 'stop after this many pages', int('--max-pages', 0))
+    .option('--max-depth <n>', 'hops from a seed beyond which links are not followed', int('--max-depth', 0), 15)
+    .option('--min-interval <s>', 'minimum seconds between requests to one host', seconds, defaults.minInterval)
+    .option('--user-agent <ua>', 'User-Agent header (default names meguri and the contact URL)')
+    .option('--contact <url>', 'contact URL put in the default User-Agent')
+    .option('--resolve <pattern=ip>', 'static name resolution, e.g. *.sim.test=127.0.0.1 (repeatable)', collect, [])
+    .addOption(new Option('--dns <mode>', 'static: only --resolve entries (unmapped names fail at once, nothing leaves the machine); system: asynchronous c-ares DNS').choices(['static', 'system']).default(defaults.dns))
+    .option('--until-idle', 'stop when nothing is queued or in flight')
+    .option('--summary-json <file>', 'write the crawl summary as JSON to this file')
+    .option('--no-progress', 'no progress display')
+    .addOption(new Option('--log-level <level>', 'log level (JSON logs on stderr)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'));
+}
+
+function readSeedsFile(file: string): string[] {
+  return readFileSync(file, 'utf8')
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
+}
+
+function crawlOptions(urls: string[], flags: CrawlFlags, extraResolve: string[] = []): CrawlOptions {
+  const seeds = [...urls, ...(flags.seedsFile ? readSeedsFile(flags.seedsFile) : [])];
+  const userAgent = flags.userAgent ?? defaultUserAgent(flags.contact);
+  const logger = createLogger({ name: 'meguri', level: flags.logLevel as 'warn', destination: 2 });
+  return {
+    seeds,
+    dataDir: flags.data,
+    ...(flags.kafka ? { kafkaBrokers: flags.kafka.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+    topicPrefix: flags.topicPrefix,
+    partitions: flags.partitions,
+    ...(flags.maxPages !== undefined ? { maxPages: flags.maxPages } : {}),
+    untilIdle: flags.untilIdle ?? false,
+    scheduler: { maxDepth: flags.maxDepth, minIntervalMs: Math.round(flags.minInterval * 1000), userAgent },
+    fetcher: {
+      userAgent,
+      resolver: createResolver({ mode: flags.dns, resolve: [...extraResolve, ...flags.resolve] }),
+    },
+    logger,
+  };
+}
+
+async function crawlWithDisplay(options: CrawlOptions, flags: CrawlFlags): Promise<CrawlSummary> {
+  const abort = new AbortController();
+  const onSignal = (): void => abort.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const display = startProgress(flags.progress, options.maxPages);
+  try {
+    return await runCrawl({ ...options, signal: abort.signal, onProgress: (p) => display.update(p) });
+  } finally {
+    display.stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+function report(summary: CrawlSummary, file: string | undefined, extra: Record<string, unknown> = {}): void {
+  const out = { ...summary, ...extra };
+  if (file) writeFileSync(file, JSON.stringify(out, null, 2) + '\n');
+  console.log(JSON.stringify(out, null, 2));
+}
+
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name('meguri')
+    .description('An incremental, polite web crawler built as a stream-processing system on Apache Kafka (or an embedded log).')
+    .version(VERSION)
+    .showHelpAfterError()
+    .configureHelp({ sortSubcommands: true });
+
+  addCrawlFlags(
+    program
+      .command('crawl')
+      .description('Crawl from seed URLs with every service in this process (embedded log by default).')
+      .argument('[urls...]', 'seed URLs'),
+    { minInterval: 10, dns: 'system' },
+  ).action(async (urls: string[], flags: CrawlFlags) => {
+    const options = crawlOptions(urls, flags);
+    if (options.seeds.length === 0) throw new InvalidArgumentError('give seed URLs or --seeds-file (or add seeds to a running crawl with `meguri seed`)');
+    const summary = await crawlWithDisplay(options, flags);
+    report(summary, flags.summaryJson);
+  });
+
+  addCrawlFlags(
+    program
+      .command('demo')
+      .description('Start a simulated web on 127.0.0.1 and crawl it live, fully offline.')
+      .option('--hosts <n>', 'simulated hosts', int('--hosts', 1), 20)
+      .option('--pages <n>', 'pages per host', int('--pages', 1), 40)
+      .option('--web-seed <n>', 'seed of the simulated web graph', int('--web-seed', 0), 1),
+    { minInterval: 0.1, dns: 'static', data: '' },
+  ).action(async (flags: CrawlFlags & { hosts: number; pages: number; webSeed: number }) => {
+    const web = await SimWeb.start({ seed: flags.webSeed, hosts: flags.hosts, pagesPerHost: flags.pages });
+    try {
+      const resolve = Object.entries(web.resolveMap()).map(([pattern, ip]) => `${pattern}=${ip}`);
+      const data = flags.data || mkdtempSync(join(tmpdir(), 'meguri-demo-'));
+      const options = crawlOptions(web.homeUrls(), { ...flags, data, dns: 'static', untilIdle: flags.untilIdle ?? (flags.maxPages === undefined) }, resolve);
+      console.error(`simulated web: ${flags.hosts} hosts × ${flags.pages} pages on 127.0.0.1:${web.port}; data in ${data}`);
+      const summary = await crawlWithDisplay(options, flags);
+      const agent = (flags.userAgent ?? 'meguri').split(/[/ ]/)[0] ?? 'meguri';
+      const plan = web.expectedFetchSet({ seeds: web.homeUrls(), maxDepth: flags.maxDepth, userAgent: agent });
+      report(summary, flags.summaryJson, { simulatedWeb: { hosts: flags.hosts, pagesPerHost: flags.pages, reachableAllowedPages: plan.urls.size, requestsServed: web.accessLog().length } });
+    } finally {
+      await web.close();
+    }
+  });
+
+  program
+    .command('run')
+    .description('Run one service against Kafka (what a pod runs). Configuration from MEGURI_* environment variables and flags.')
+    .addArgument(new Command().createArgument('<service>', 'scheduler | fetcher | parser').choices(['scheduler', 'fetcher', 'parser']))
+    .option('--kafka <brokers>', 'Kafka bootstrap servers (or MEGURI_KAFKA_BROKERS)')
+    .option('--data <dir>', 'state directory (or MEGURI_DATA_DIR)')
+    .option('--topic-prefix <prefix>', 'topic prefix (or MEGURI_TOPIC_PREFIX)')
+    .option('--http-port <port>', 'health/metrics port (or MEGURI_HTTP_PORT; default 9464)', int('--http-port', 0))
+    .option('--min-interval <s>', 'scheduler: minimum seconds between requests to one host', seconds)
+    .option('--max-depth <n>', 'scheduler: maximum hops from a seed', int('--max-depth', 0))
+    .option('--user-agent <ua>', 'User-Agent (or MEGURI_USER_AGENT)')
+    .option('--contact <url>', 'contact URL for the default User-Agent (or MEGURI_CONTACT_URL)')
+    .option('--resolve <pattern=ip>', 'fetcher: static name resolution (repeatable)', collect, [])
+    .addOption(new Option('--dns <mode>', 'fetcher: static or system DNS').choices(['static', 'system']))
+    .action(async (service: 'scheduler' | 'fetcher' | 'parser', flags: Record<string, unknown>) => {
+      await runServiceCommand(service, flags);
+    });
+
+  program
+    .command('seed')
+    .description('Add seed URLs to a crawl (Kafka, or an embedded log that no process has open).')
+    .argument('<urls...>', 'seed URLs')
+    .option('--kafka <brokers>', 'Kafka bootstrap servers')
+    .option('--data <dir>', 'data directory of an embedded crawl', '.data')
+    .option('--topic-prefix <prefix>', 'topic prefix', '')
+    .action(async (urls: string[], flags: { kafka?: string; data: string; topicPrefix: string }) => {
+      const transport = await createTransport({ transport: flags.kafka ? 'kafka' : 'embedded', kafkaBrokers: flags.kafka ? flags.kafka.split(',') : [], dataDir: flags.data });
+      try {
+        const topic = `${flags.topicPrefix}links`;
+        if (!(await transport.describeTopic(topic))) throw new InvalidArgumentError(`topic ${topic} does not exist: start a crawl or run \`meguri topics create\` first`);
+        const { records, rejected } = seedRecords(urls, Date.now());
+        for (const r of rejected) console.error(`rejected ${r.url}: ${r.reason}`);
+        await transport.send(records.map((r) => ({ topic, key: r.key, value: Buffer.from(JSON.stringify(r.value)) })));
+        console.log(`added ${records.length} seed(s) to ${topic}`);
+        if (rejected.length > 0) process.exitCode = 1;
+      } finally {
+        await transport.close();
+      }
+    });
+
+  program
+    .command('parse')
+    .description('Show what the parser makes of one saved page: links (normalised, nofollow flagged), title, hashes.')
+    .argument('<file>', 'saved HTML file')
+    .requiredOption('--url <url>', 'URL the page was fetched from (base for relative links)')
+    .option('--json', 'print JSON')
+    .option('--content-type <type>', 'Content-Type to assume, e.g. "text/html; charset=shift_jis"')
+    .action(async (file: string, flags: { url: string; json?: boolean; contentType?: string }) => {
+      process.exitCode = await parseCommand({ file, url: flags.url, json: flags.json ?? false, ...(flags.contentType ? { contentType: flags.contentType } : {}) }, (l) => console.log(l));
+    });
+
+  const topics = program.command('topics').description('Create or describe the topics of the topology on Kafka.');
+  topics
+    .command('create')
+    .description('Create every topic of the topology (and the scheduler changelogs) that is missing.')
+    .option('--kafka <brokers>', 'Kafka bootstrap servers (or MEGURI_KAFKA_BROKERS)')
+    .option('--topic-prefix <prefix>', 'topic prefix', '')
+    .option('--partitions <n>', 'partitions of the data topics', int('--partitions', 1), 8)
+    .action(async (flags: { kafka?: string; topicPrefix: string; partitions: number }) => topicsCreate(flags));
+  topics
+    .command('describe')
+    .description('Print the topology (topics, keys, retention, readers/writers) and, with Kafka, the live partitions and offsets.')
+    .option('--kafka <brokers>', 'Kafka bootstrap servers (or MEGURI_KAFKA_BROKERS)')
+    .option('--topic-prefix <prefix>', 'topic prefix', '')
+    .option('--json', 'print JSON')
+    .action(async (flags: { kafka?: string; topicPrefix: string; json?: boolean }) => topicsDescribe(flags));
+
+  const robots = program.command('robots').description('robots.txt tools.');
+  robots
+    .command('check')
+    .description('For each URL: allowed or not, and the rule that decided — with exactly the matcher the scheduler uses.')
+    .argument('<urls...>', 'URLs or paths to check')
+    .requiredOption('--robots-file <file>', 'robots.txt to test')
+    .requiredOption('--agent <ua>', 'crawler User-Agent (its product token selects the group)')
+    .option('--json', 'print [{"url","allowed","rule"}] in input order')
+    .action((urls: string[], flags: { robotsFile: string; agent: string; json?: boolean }) => {
+      process.exitCode = robotsCheckCommand({ robotsFile: flags.robotsFile, agent: flags.agent, json: flags.json ?? false, urls }, (l) => console.log(l), (l) => console.error(l));
+    });
+
+  return program;
+}
+
+buildProgram()
+  .parseAsync(process.argv)
+  .catch((err: unknown) => {
+    const e = err as Error & { code?: string };
+    console.error(`meguri: ${e.message}`);
+    if (process.env.MEGURI_DEBUG) console.error(e.stack);
+    process.exitCode = e.code === 'MEGURI_ERR_CONFIG' ? 2 : 1;
+  });

@@ -1,0 +1,56 @@
+/**
+ * `meguri run <service>`: one service against Kafka, as a pod runs it — health/metrics server,
+ * JSON logs on stdout, graceful SIGTERM.
+ */
+import { StreamService, createLogger, createTransport, loadRuntimeConfig, onShutdownSignal, startHealthServer } from '../runtime/index.ts';
+import { schedulerService } from '../scheduler/service.ts';
+import { fetcherService } from '../fetcher/service.ts';
+import { parserService } from '../parser/service.ts';
+import { createResolver } from '../fetcher/dns.ts';
+import { defaultUserAgent } from '../fetcher/fetch.ts';
+
+export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser', flags: Record<string, unknown>): Promise<void> {
+  const config = loadRuntimeConfig({
+    ...(flags.kafka ? { kafkaBrokers: flags.kafka, transport: 'kafka' } : {}),
+    ...(flags.data ? { dataDir: flags.data } : {}),
+    ...(flags.topicPrefix !== undefined ? { topicPrefix: flags.topicPrefix } : {}),
+    ...(flags.httpPort !== undefined ? { httpPort: flags.httpPort } : { httpPort: process.env.MEGURI_HTTP_PORT ?? 9464 }),
+  });
+  const logger = createLogger({ name: `meguri-${name}`, level: config.logLevel });
+  const transport = await createTransport({ transport: config.transport, kafkaBrokers: config.kafkaBrokers, dataDir: config.dataDir, clientId: `meguri-${name}-${config.instanceId}`, logger });
+  const userAgent = (flags.userAgent as string | undefined) ?? process.env.MEGURI_USER_AGENT ?? defaultUserAgent((flags.contact as string | undefined) ?? process.env.MEGURI_CONTACT_URL);
+  const resolve = [...((flags.resolve as string[] | undefined) ?? []), ...(process.env.MEGURI_RESOLVE ? process.env.MEGURI_RESOLVE.split(',') : [])];
+  const dns = ((flags.dns as string | undefined) ?? process.env.MEGURI_DNS ?? 'system') as 'static' | 'system';
+  const common = { transport, dataDir: config.dataDir, topicPrefix: config.topicPrefix, partitions: config.partitions, memberName: config.instanceId, logger };
+  let service: StreamService<unknown>;
+  let closeExtra = async (): Promise<void> => {};
+  if (name === 'scheduler') {
+    service = new StreamService(
+      schedulerService({
+        userAgent,
+        ...(flags.minInterval !== undefined ? { minIntervalMs: Math.round((flags.minInterval as number) * 1000) } : process.env.MEGURI_MIN_INTERVAL_MS ? { minIntervalMs: Number(process.env.MEGURI_MIN_INTERVAL_MS) } : {}),
+        ...(flags.maxDepth !== undefined ? { maxDepth: flags.maxDepth as number } : {}),
+      }),
+      common,
+    ) as StreamService<unknown>;
+  } else if (name === 'fetcher') {
+    const definition = fetcherService({ userAgent, resolver: createResolver({ mode: dns, resolve }) });
+    service = new StreamService(definition, common) as StreamService<unknown>;
+    closeExtra = () => definition.fetcher.close();
+  } else {
+    service = new StreamService(parserService(), common) as StreamService<unknown>;
+  }
+  const health = config.httpPort >= 0 ? await startHealthServer([service], config.httpPort, config.httpHost, logger) : undefined;
+  onShutdownSignal(
+    async () => {
+      await service.stop();
+      await closeExtra();
+      await transport.close();
+      await health?.close();
+    },
+    logger,
+    config.shutdownTimeoutMs,
+  );
+  await service.start();
+  logger.info({ service: name, transport: config.transport, httpPort: health?.port }, 'running');
+}
