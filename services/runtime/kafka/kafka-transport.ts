@@ -195,7 +195,8 @@ export class KafkaTransport implements Transport {
   async ensureTopics(topics: readonly TopicDefinition[]): Promise<void> {
     const admin = await this.admin();
     const existing = new Set(await admin.listTopics());
-    const missing = topics.filter((t) => !existing.has(t.name));
+    const unique = [...new Map(topics.map((t) => [t.name, t])).values()];
+    const missing = unique.filter((t) => !existing.has(t.name));
     if (missing.length === 0) return;
     try {
       await admin.createTopics({

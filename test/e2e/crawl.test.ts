@@ -1,0 +1,54 @@
+/**
+ * The crawl loop end to end on a simulated web of 50 hosts × 40 pages, on the embedded log and on
+ * Kafka: every reachable page allowed by robots fetched exactly once (server access log as ground
+ * truth), no disallowed URL requested, never two requests in flight to one host, and the
+ * --min-interval gap between requests to a host.
+ */
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { SimWeb } from '../../services/simweb/index.ts';
+import { runCrawl } from '../../services/cli/crawl.ts';
+import { createResolver } from '../../services/fetcher/dns.ts';
+import { transportKinds, kafkaBrokers, tempDir, removeDir, uniquePrefix } from '../support/transports.ts';
+import { assertFetchedExactlyOnce, assertPolite, resolveEntries } from '../support/crawl-check.ts';
+
+const MIN_INTERVAL_MS = 50;
+
+for (const kind of transportKinds) {
+  describe(`crawl loop on ${kind}`, { timeout: 300_000 }, () => {
+    const dirs: string[] = [];
+    after(() => dirs.forEach(removeDir));
+
+    it('fetches every reachable allowed page of 50 hosts × 40 pages exactly once, politely', async () => {
+      const web = await SimWeb.start({ seed: 11, hosts: 50, pagesPerHost: 40, robots: { crawlDelays: [0.1, 0.2] } });
+      try {
+        const dir = tempDir();
+        dirs.push(dir);
+        const summary = await runCrawl({
+          seeds: web.homeUrls(),
+          dataDir: dir,
+          ...(kind === 'kafka' ? { kafkaBrokers: kafkaBrokers(), topicPrefix: uniquePrefix() } : {}),
+          partitions: 4,
+          untilIdle: true,
+          scheduler: { minIntervalMs: MIN_INTERVAL_MS, maxDepth: 15, userAgent: 'meguri' },
+          fetcher: { resolver: createResolver({ mode: 'static', resolve: resolveEntries(web) }), userAgent: 'meguri/0.1 (+http://meguri.invalid/bot)' },
+        });
+        const plan = web.expectedFetchSet({ seeds: web.homeUrls(), maxDepth: 15, userAgent: 'meguri' });
+        assert.ok(plan.urls.size > 1500, `a sizeable web (${plan.urls.size} pages)`);
+        assert.ok(plan.disallowed.size > 0, 'robots.txt disallows some of it');
+        assertFetchedExactlyOnce(web, plan.urls, plan.disallowed);
+        const polite = assertPolite(web, MIN_INTERVAL_MS);
+        assert.equal(summary.stoppedBecause, 'idle');
+        assert.equal(summary.pagesFetched, plan.urls.size);
+        assert.equal(summary.uniqueUrlsFetched, plan.urls.size);
+        assert.equal(summary.duplicateFetches, 0);
+        assert.equal(summary.hosts, 50);
+        assert.equal(summary.robotsFetched, 50, 'robots.txt fetched once per host');
+        assert.ok(summary.robotsDisallowedSkipped > 0);
+        assert.ok(polite.minObservedGapMs >= MIN_INTERVAL_MS);
+      } finally {
+        await web.close();
+      }
+    });
+  });
+}
