@@ -331,12 +331,31 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     this.deadlines.delete(host);
     if (inflight.kind === 'robots') {
       this.applyRobots(host, state, outcome, now);
+      // The name does not resolve: the host does not exist (for us); its URLs cannot be fetched.
+      if (outcome.errorCode === 'MEGURI_ERR_DNS') await this.dropQueue(host, state, 'error');
     } else {
       await this.applyPageOutcome(outcome, state, now);
     }
     state.nextAt = now + this.intervalFor(state);
     this.hosts.put(host, state);
     if (state.queued > 0) this.schedule(host, state.robotsParked ? (state.robotsDueAt ?? state.nextAt) : state.nextAt);
+  }
+
+  /** Gives up every queued URL of a host, marking them with `status`. */
+  private async dropQueue(host: string, state: HostState, status: 'error' | 'gone'): Promise<void> {
+    const entries: [string, string][] = [];
+    for await (const entry of this.queues.range({ prefix: queuePrefix(host) })) entries.push(entry);
+    for (const [key, url] of entries) {
+      this.queues.delete(key);
+      const u = await this.urls.get(url);
+      if (u && u.st === 'queued') {
+        const { q: _q, ...rest } = u;
+        this.urls.put(url, { ...rest, st: status });
+        this.stats.errors++;
+      }
+    }
+    this.queuedTotal -= state.queued;
+    state.queued = 0;
   }
 
   private applyRobots(host: string, state: HostState, outcome: OutcomeLink, now: number): void {

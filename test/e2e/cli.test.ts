@@ -1,0 +1,84 @@
+/**
+ * The `meguri` command as a user runs it (bin/meguri.js in a child process): demo, parse,
+ * robots check, crawl with static DNS, and --help on every command.
+ */
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { tempDir, removeDir } from '../support/transports.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const bin = join(root, 'bin/meguri.js');
+
+function meguri(args: string[], timeout = 120_000): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: 'utf8', timeout, env: { ...process.env, MEGURI_LOG_LEVEL: 'warn' } });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('meguri CLI', { timeout: 300_000 }, () => {
+  const dirs: string[] = [];
+  after(() => dirs.forEach(removeDir));
+
+  it('has --help on every command', () => {
+    for (const cmd of [[], ['crawl'], ['demo'], ['run'], ['seed'], ['parse'], ['topics', 'create'], ['topics', 'describe'], ['robots', 'check']]) {
+      const r = meguri([...cmd, '--help']);
+      assert.equal(r.status, 0, `${cmd.join(' ')} --help: ${r.stderr}`);
+      assert.match(r.stdout, /Usage: meguri/);
+    }
+  });
+
+  it('demo crawls a simulated web offline and writes the summary', () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const file = join(dir, 'summary.json');
+    const r = meguri(['demo', '--hosts', '6', '--pages', '12', '--min-interval', '0', '--no-progress', '--data', join(dir, 'data'), '--summary-json', file]);
+    assert.equal(r.status, 0, r.stderr);
+    const summary = JSON.parse(readFileSync(file, 'utf8')) as Record<string, number | string | Record<string, number>>;
+    for (const key of ['pagesFetched', 'uniqueUrlsFetched', 'duplicateFetches', 'robotsDisallowedSkipped', 'errors', 'bytes', 'elapsedS', 'pagesPerS', 'hosts']) {
+      assert.equal(typeof summary[key], 'number', `summary has ${key}`);
+    }
+    assert.equal(summary.stoppedBecause, 'idle');
+    assert.equal(summary.pagesFetched, (summary.simulatedWeb as Record<string, number>).reachableAllowedPages);
+    assert.equal(summary.duplicateFetches, 0);
+    assert.deepEqual(JSON.parse(r.stdout), summary);
+  });
+
+  it('crawl with --dns static fails an unmapped name at once, without asking a resolver', () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const started = Date.now();
+    const r = meguri(['crawl', 'http://no-such-host.meguri.invalid/', '--dns', 'static', '--until-idle', '--no-progress', '--min-interval', '0', '--data', dir]);
+    assert.equal(r.status, 0, r.stderr);
+    const summary = JSON.parse(r.stdout) as Record<string, number>;
+    assert.equal(summary.pagesFetched, 0);
+    assert.equal(summary.errors, 1, 'the seed URL is given up');
+    assert.ok(Date.now() - started < 30_000);
+  });
+
+  it('parse prints links, nofollow flags, title and md5 as JSON', () => {
+    const r = meguri(['parse', 'test/fixtures/pages/article.html', '--url', 'http://example.test/news/a.html', '--json']);
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { url: string; title: string; md5: string; links: { url: string; nofollow: boolean }[] };
+    assert.equal(out.url, 'http://example.test/news/a.html');
+    assert.ok(out.title.length > 0);
+    assert.match(out.md5, /^[0-9a-f]{32}$/);
+    assert.ok(out.links.length > 10);
+    assert.ok(out.links.every((l) => l.url.startsWith('http') && typeof l.nofollow === 'boolean'));
+  });
+
+  it('robots check explains each verdict in input order', () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const file = join(dir, 'robots.txt');
+    writeFileSync(file, 'User-agent: *\nDisallow: /private\nAllow: /private/open$\nDisallow: /*.cgi$\n');
+    const r = meguri(['robots', 'check', '--robots-file', file, '--agent', 'meguri/0.1', '--json', '/private/x', '/private/open', '/a.cgi', '/public']);
+    assert.equal(r.status, 1, 'exit 1 when something is blocked');
+    const verdicts = JSON.parse(r.stdout) as { url: string; allowed: boolean; rule: string | null }[];
+    assert.deepEqual(verdicts.map((v) => [v.url, v.allowed]), [['/private/x', false], ['/private/open', true], ['/a.cgi', false], ['/public', true]]);
+    assert.match(verdicts[0]!.rule ?? '', /Disallow: \/private/);
+    assert.equal(verdicts[3]!.rule, null);
+  });
+});
