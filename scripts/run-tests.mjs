@@ -59,6 +59,12 @@ function canUseNetns() {
   return probe.status === 0;
 }
 
+// The k8s manifest test renders with kubectl; install it (Debian package) while the network is here.
+if (testFiles.some((f) => f.includes('k8s')) && process.env.MEGURI_TEST_NETNS !== 'inside') {
+  const kubectl = spawnSync('bash', [join(root, 'scripts/ensure-kubectl.sh')], { stdio: ['ignore', 'ignore', 'inherit'], cwd: root });
+  if (kubectl.status !== 0) console.error('# kubectl is not available; the k8s test will say why');
+}
+
 if (canUseNetns()) {
   // Maven may need the network once for the broker's jars: fetch them before leaving it.
   if (needsKafka) {
