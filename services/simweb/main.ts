@@ -2,7 +2,7 @@
  * Runs the simulated web standalone (for the demo or manual poking) until SIGINT/SIGTERM.
  *
  *   npx tsx services/simweb/main.ts --hosts 100 --pages 40 --seed 1 --port 8080 \
- *     [--ips 127.0.0.1,127.0.0.2] [--hostile] [--speed 3600] [--log access.ndjson]
+ *     [--ips 127.0.0.1,127.0.0.2] [--hostile] [--speed 3600] [--log access.ndjson] [--crawl-delay-share 0]
  *
  * Prints one JSON line with the port and the name -> IP map for the crawler's static resolver.
  */
@@ -31,6 +31,7 @@ const web = await SimWeb.start({
   ips: (opt('ips') ?? '127.0.0.1').split(','),
   clock: speed === 1 ? systemClock : new ScaledClock(Date.now(), speed),
   ...(process.argv.includes('--hostile') ? { hostile: hostilePreset() } : {}),
+  ...(opt('crawl-delay-share') !== undefined ? { robots: { crawlDelayShare: num('crawl-delay-share', 0.05) } } : {}),
   ...(logFile === undefined ? {} : { accessLog: { file: logFile } }),
 });
 console.log(JSON.stringify({ port: web.port, ips: web.ips, hosts: web.model.hostCount, treeDepth: web.treeDepth(), resolve: web.resolveMap() }));

@@ -1,0 +1,105 @@
+/**
+ * End-to-end crawl throughput on the simulated web: scheduler, fetcher and parser in this process,
+ * the web server in a child process on the same machine, interval 0, 21.8 KB pages.
+ * Reports pages/s, CPU (crawler and web server) and the crawler's peak RSS.
+ *
+ *   npm run bench:crawl -- [--hosts 1000] [--pages 20] [--partitions 4] [--kafka host:port] [--json]
+ */
+import { parseArgs } from 'node:util';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import { execSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { runCrawl } from '../services/cli/crawl.ts';
+import { createResolver } from '../services/fetcher/dns.ts';
+import { tempDir, removeDir, uniquePrefix } from '../test/support/transports.ts';
+
+const { values } = parseArgs({
+  options: {
+    hosts: { type: 'string', default: '1000' },
+    pages: { type: 'string', default: '20' },
+    partitions: { type: 'string', default: '4' },
+    kafka: { type: 'string', default: '' },
+    json: { type: 'boolean', default: false },
+    transport: { type: 'string', default: '' },
+  },
+});
+
+function cpuSecondsOf(pid: number): number {
+  // utime + stime from /proc/<pid>/stat, in clock ticks (100 Hz on Linux).
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+async function startWeb(hosts: number, pages: number): Promise<{ pid: number; resolve: string[]; seeds: string[]; stop: () => void }> {
+  const main = fileURLToPath(new URL('../services/simweb/main.ts', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', main, '--hosts', String(hosts), '--pages', String(pages), '--seed', '3', '--crawl-delay-share', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const first = await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next();
+  const info = JSON.parse(String(first.value)) as { port: number; resolve: Record<string, string> };
+  return {
+    pid: child.pid!,
+    resolve: Object.entries(info.resolve).map(([k, v]) => `${k}=${v}`),
+    seeds: Array.from({ length: hosts }, (_, i) => `http://h${i}.sim.test:${info.port}/`),
+    stop: () => child.kill('SIGTERM'),
+  };
+}
+
+async function run(kind: 'embedded' | 'kafka'): Promise<Record<string, number | string>> {
+  const hosts = Number(values.hosts);
+  const web = await startWeb(hosts, Number(values.pages));
+  const dir = tempDir('meguri-bench-crawl-');
+  let peakRss = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200);
+  const cpu0 = process.cpuUsage();
+  const webCpu0 = cpuSecondsOf(web.pid);
+  try {
+    const summary = await runCrawl({
+      seeds: web.seeds,
+      dataDir: dir,
+      ...(kind === 'kafka' ? { kafkaBrokers: values.kafka.split(','), topicPrefix: uniquePrefix() } : {}),
+      partitions: Number(values.partitions),
+      untilIdle: true,
+      scheduler: { minIntervalMs: 0, userAgent: 'meguri' },
+      fetcher: { resolver: createResolver({ mode: 'static', resolve: web.resolve }), userAgent: 'meguri/0.1 (+http://meguri.invalid/bot)' },
+    });
+    const cpu = process.cpuUsage(cpu0);
+    const crawlerCpuS = (cpu.user + cpu.system) / 1e6;
+    const webCpuS = cpuSecondsOf(web.pid) - webCpu0;
+    return {
+      transport: kind,
+      hosts,
+      pages: summary.pagesFetched,
+      elapsedS: summary.elapsedS,
+      pagesPerS: summary.pagesPerS,
+      crawlerCpuS: Math.round(crawlerCpuS * 10) / 10,
+      webServerCpuS: Math.round(webCpuS * 10) / 10,
+      cpuCoresUsed: Math.round(((crawlerCpuS + webCpuS) / summary.elapsedS) * 100) / 100,
+      peakRssMiB: Math.round(peakRss / 2 ** 20),
+      duplicates: summary.duplicateFetches,
+      errors: summary.errors,
+    };
+  } finally {
+    clearInterval(sampler);
+    web.stop();
+    removeDir(dir);
+  }
+}
+
+const kinds: ('embedded' | 'kafka')[] = values.transport ? [values.transport as 'embedded' | 'kafka'] : values.kafka ? ['embedded', 'kafka'] : ['embedded'];
+const results = [];
+for (const k of kinds) results.push(await run(k));
+let commit = 'unknown';
+try {
+  commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+} catch {
+  /* not a git checkout */
+}
+const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? '', node: process.version, commit };
+if (values.json) console.log(JSON.stringify({ machine, results }, null, 2));
+else {
+  console.log(`machine: ${machine.cpus} × ${machine.cpu}, node ${machine.node}, commit ${machine.commit}`);
+  console.table(results);
+}
+process.exit(0);
