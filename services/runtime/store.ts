@@ -28,6 +28,11 @@ export interface KeyValueStore<V> {
   delete(key: string): void;
   /** Keys in byte order, pending writes merged in. */
   range(query?: RangeQuery): AsyncIterable<[string, V]>;
+  /**
+   * Loads many keys in one RocksDB call into the read cache, so the get() calls that follow are
+   * answered from memory. Processors call it with every key a batch will touch.
+   */
+  prefetch(keys: Iterable<string>): Promise<void>;
 }
 
 const STORE_PREFIX = 's:';
@@ -41,8 +46,18 @@ export function prefixEnd(prefix: string): string {
 
 type Pending = Map<string, Buffer | null>;
 
+/** Entries kept per store in the read cache (committed values only; absent keys too). */
+const CACHE_ENTRIES = 200_000;
+
 export class TaskStore<V> implements KeyValueStore<V> {
   readonly pending: Pending = new Map();
+  /** Decoded values of pending writes, so reads of them need no JSON parse. */
+  private readonly pendingValues = new Map<string, V | undefined>();
+  /**
+   * Committed state of recently read or written keys (undefined = known absent). Valid because one
+   * task is the only writer of its store and updates it only after a successful commit.
+   */
+  private readonly cache = new Map<string, V | undefined>();
   private readonly keyPrefix: string;
 
   constructor(
@@ -52,23 +67,67 @@ export class TaskStore<V> implements KeyValueStore<V> {
     this.keyPrefix = STORE_PREFIX + name + SEP;
   }
 
+  private remember(key: string, value: V | undefined): void {
+    if (this.cache.size >= CACHE_ENTRIES) {
+      // Drop the oldest tenth in insertion order; cheap and good enough for a working set.
+      let n = CACHE_ENTRIES / 10;
+      for (const k of this.cache.keys()) {
+        this.cache.delete(k);
+        if (--n <= 0) break;
+      }
+    }
+    this.cache.set(key, value);
+  }
+
+  async prefetch(keys: Iterable<string>): Promise<void> {
+    const missing: string[] = [];
+    const seen = new Set<string>();
+    for (const k of keys) {
+      if (seen.has(k) || this.pending.has(k) || this.cache.has(k)) continue;
+      seen.add(k);
+      missing.push(k);
+    }
+    if (missing.length === 0) return;
+    const raws = await this.db.getMany(missing.map((k) => this.encodeKey(k)));
+    for (let i = 0; i < missing.length; i++) {
+      const raw = raws[i];
+      this.remember(missing[i]!, raw === undefined ? undefined : (JSON.parse(raw.toString('utf8')) as V));
+    }
+  }
+
+  /** After a successful commit: pending writes become the cached committed state. */
+  committed(): void {
+    for (const [k, v] of this.pendingValues) this.remember(k, v);
+    this.pending.clear();
+    this.pendingValues.clear();
+  }
+
+  discard(): void {
+    this.pending.clear();
+    this.pendingValues.clear();
+  }
+
   private encodeKey(key: string): Buffer {
     return Buffer.from(this.keyPrefix + key, 'utf8');
   }
 
   async get(key: string): Promise<V | undefined> {
-    const p = this.pending.get(key);
-    if (p !== undefined) return p === null ? undefined : (JSON.parse(p.toString('utf8')) as V);
+    if (this.pendingValues.has(key)) return this.pendingValues.get(key);
+    if (this.cache.has(key)) return this.cache.get(key);
     const raw = await this.db.get(this.encodeKey(key));
-    return raw === undefined ? undefined : (JSON.parse(raw.toString('utf8')) as V);
+    const value = raw === undefined ? undefined : (JSON.parse(raw.toString('utf8')) as V);
+    this.remember(key, value);
+    return value;
   }
 
   put(key: string, value: V): void {
     this.pending.set(key, Buffer.from(JSON.stringify(value), 'utf8'));
+    this.pendingValues.set(key, value);
   }
 
   delete(key: string): void {
     this.pending.set(key, null);
+    this.pendingValues.set(key, undefined);
   }
 
   async *range(query: RangeQuery = {}): AsyncIterable<[string, V]> {
@@ -152,6 +211,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
 
   /** Deletes every key of this store and its checkpoint (before a full restore). */
   async wipe(): Promise<void> {
+    this.cache.clear();
     const ops: BatchOp[] = [{ type: 'del', key: this.checkpointKey() }];
     for await (const [k] of this.db.range({
       gte: Buffer.from(this.keyPrefix, 'utf8'),
@@ -209,7 +269,12 @@ export class TaskStores {
   }
 
   discardPending(): void {
-    for (const s of this.stores.values()) s.pending.clear();
+    for (const s of this.stores.values()) s.discard();
+  }
+
+  /** Marks every store's pending writes as committed (they are now in RocksDB). */
+  committed(): void {
+    for (const s of this.stores.values()) s.committed();
   }
 
   close(): Promise<void> {

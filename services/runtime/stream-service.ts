@@ -540,8 +540,8 @@ class Task<In> implements ProcessorContext {
         const m = meta[end.index];
         if (m && m.offset >= 0) ops.push(this.stores.store<unknown>(end.name).checkpointOp(m.offset + 1));
       }
-      this.stores.discardPending();
       await this.stores.db.batch(ops);
+      this.stores.committed();
     }
   }
 

@@ -18,7 +18,8 @@ import { forAgent, fromJSON, rulesForFetchResult, toJSON } from './robots/index.
 import type { AgentMatcher } from './robots/index.ts';
 import type { SchedulerOptions } from './options.ts';
 import { ReadyHeap } from './ready-heap.ts';
-import { STATS_KEY, emptyStats, queueKey, queuePrefix } from './state.ts';
+import { QueueCache } from './queue-cache.ts';
+import { STATS_KEY, emptyStats, queueKey } from './state.ts';
 import type { HostState, PartitionStats, UrlState } from './state.ts';
 import type { CrawlProgress } from './progress.ts';
 
@@ -46,7 +47,7 @@ function robotsUrlFor(url: string): string {
 export class SchedulerProcessor implements Processor<LinksRecord> {
   private urls!: KeyValueStore<UrlState>;
   private hosts!: KeyValueStore<HostState | PartitionStats>;
-  private queues!: KeyValueStore<string>;
+  private queues!: QueueCache;
   private stats: PartitionStats = emptyStats();
   private readonly heap = new ReadyHeap();
   /** host → time it is scheduled in the heap (older heap entries are stale). */
@@ -71,7 +72,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   async init(ctx: ProcessorContext): Promise<void> {
     this.urls = ctx.store<UrlState>('urls');
     this.hosts = ctx.store<HostState | PartitionStats>('hosts');
-    this.queues = ctx.store<string>('queues');
+    this.queues = new QueueCache(ctx.store<string>('queues'));
     this.stats = { ...emptyStats(), ...((await this.hosts.get(STATS_KEY)) as PartitionStats | undefined) };
     const now = ctx.now();
     for await (const [host, value] of this.hosts.range({ lt: STATS_KEY })) {
@@ -85,6 +86,15 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   }
 
   async process(records: readonly InputRecord<LinksRecord>[], ctx: ProcessorContext): Promise<void> {
+    // One RocksDB round trip for every URL and host this batch touches, instead of one per record.
+    const urls: string[] = [];
+    const hosts = new Set<string>();
+    for (const r of records) {
+      urls.push(r.value.url);
+      if (r.value.type === 'outcome' && r.value.finalUrl) urls.push(r.value.finalUrl);
+      hosts.add(hostKey(r.value.url));
+    }
+    await Promise.all([this.urls.prefetch(urls), this.hosts.prefetch(hosts)]);
     for (const r of records) {
       const v = r.value;
       if (v.type === 'link') await this.onLink(v, ctx);
@@ -149,15 +159,15 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       if (known.st !== 'queued' || !known.q) return;
       // Incremental PageRank (DL1): the contribution raises the queued URL's priority.
       const score = known.s + contribution;
-      this.queues.delete(known.q);
+      this.queues.remove(host, known.q);
       const q = queueKey(host, score, this.stats.seq++);
-      this.queues.put(q, url);
+      this.queues.add(host, q, url);
       this.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth), q });
       return;
     }
     const state = await this.hostState(host, url);
     const q = queueKey(host, contribution, this.stats.seq++);
-    this.queues.put(q, url);
+    this.queues.add(host, q, url);
     this.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: contribution, q });
     this.stats.urlsKnown++;
     state.queued++;
@@ -222,7 +232,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
         return false;
       }
       const urlState = await this.urls.get(head.url);
-      this.queues.delete(head.key);
+      this.queues.remove(host, head.key);
       state.queued--;
       this.queuedTotal--;
       if (!urlState || urlState.st !== 'queued') continue;
@@ -234,7 +244,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       const overPartitionBudget = this.options.maxPagesPerPartition !== undefined && this.stats.pagesFetched + this.deadlines.size >= this.options.maxPagesPerPartition;
       if (overPartitionBudget || (this.budget && !this.budget.tryTake())) {
         // Out of budget: keep the URL queued so a later, larger budget can pick it up.
-        this.queues.put(head.key, head.url);
+        this.queues.add(host, head.key, head.url);
         state.queued++;
         this.queuedTotal++;
         this.hosts.put(host, state);
@@ -247,9 +257,8 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     }
   }
 
-  private async peekQueue(host: string): Promise<{ key: string; url: string } | undefined> {
-    for await (const [key, url] of this.queues.range({ prefix: queuePrefix(host), limit: 1 })) return { key, url };
-    return undefined;
+  private peekQueue(host: string): Promise<{ key: string; url: string } | undefined> {
+    return this.queues.head(host);
   }
 
   private emitRequest(
@@ -343,10 +352,8 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
 
   /** Gives up every queued URL of a host, marking them with `status`. */
   private async dropQueue(host: string, state: HostState, status: 'error' | 'gone'): Promise<void> {
-    const entries: [string, string][] = [];
-    for await (const entry of this.queues.range({ prefix: queuePrefix(host) })) entries.push(entry);
-    for (const [key, url] of entries) {
-      this.queues.delete(key);
+    for (const { key, url } of await this.queues.all(host)) {
+      this.queues.remove(host, key);
       const u = await this.urls.get(url);
       if (u && u.st === 'queued') {
         const { q: _q, ...rest } = u;
@@ -408,7 +415,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
         this.urls.put(outcome.finalUrl, { ...next });
         this.stats.urlsKnown++;
       } else if (target.st === 'queued' && target.q) {
-        this.queues.delete(target.q);
+        this.queues.remove(hostKey(outcome.finalUrl), target.q);
         state.queued--;
         this.queuedTotal--;
         const { q: _q, ...rest } = target;
