@@ -36,6 +36,24 @@ export interface SchedulerExtras {
 
 /** The scheduler's unit of politeness and ownership: host[:port] of a URL, lower-case. */
 export function hostKey(url: string): string {
+  // Fast path for the normalised absolute URLs every topic carries: the authority between "//" and
+  // the next "/", "?" or "#", lower-cased; anything unusual goes through the WHATWG parser.
+  const start = url.indexOf('//');
+  if (start > 0 && start < 8) {
+    let end = start + 2;
+    while (end < url.length) {
+      const c = url.charCodeAt(end);
+      if (c === 47 || c === 63 || c === 35) break; // / ? #
+      if (c === 64 || c === 92) return new URL(url).host.toLowerCase(); // @ or \: let WHATWG decide
+      end++;
+    }
+    const authority = url.slice(start + 2, end);
+    const lower = authority.toLowerCase();
+    // Default ports are dropped by normalisation; keep parity with URL.host if one slipped through.
+    if (lower.endsWith(':80') && url.startsWith('http:')) return lower.slice(0, -3);
+    if (lower.endsWith(':443') && url.startsWith('https:')) return lower.slice(0, -4);
+    return lower;
+  }
   return new URL(url).host.toLowerCase();
 }
 
