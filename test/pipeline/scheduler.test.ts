@@ -1,0 +1,155 @@
+/**
+ * The scheduler on its own, driven through its topics with a manual clock: robots.txt first, the
+ * closed loop per host, the interval, disallowed URLs never emitted, depth limit, and lost requests
+ * re-issued a bounded number of times.
+ */
+import { describe, it, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { StreamService, ManualClock, EmbeddedTransport } from '../../services/runtime/index.ts';
+import type { Transport } from '../../services/runtime/index.ts';
+import { schedulerService, hostKey, CrawlProgress } from '../../services/scheduler/service.ts';
+import { SCHEMA_VERSION, frontierRecord } from '../../schemas/index.ts';
+import type { FrontierRecord, LinksRecord, OutcomeLink } from '../../schemas/index.ts';
+import { ReadyHeap } from '../../services/scheduler/ready-heap.ts';
+import { queueKey } from '../../services/scheduler/state.ts';
+import { tempDir, removeDir, readAll, waitFor } from '../support/transports.ts';
+
+const T0 = Date.UTC(2026, 0, 1);
+
+describe('scheduler', { timeout: 60_000 }, () => {
+  let dir: string;
+  let transport: Transport;
+  let clock: ManualClock;
+  let service: StreamService<LinksRecord>;
+  let progress: CrawlProgress;
+  let seen = 0;
+
+  async function start(options: Parameters<typeof schedulerService>[0]): Promise<void> {
+    progress = new CrawlProgress();
+    service = new StreamService(schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, ...options }, { progress }), { transport, dataDir: dir, partitions: 1, clock });
+    await transport.ensureTopics(service.topicDefinitions(1));
+    await service.start();
+    await service.ready();
+  }
+
+  async function send(records: LinksRecord[]): Promise<void> {
+    await transport.send(records.map((r) => ({ topic: 'links', key: hostKey(r.url), value: Buffer.from(JSON.stringify(r)) })));
+  }
+
+  /** Frontier records emitted since the last call. */
+  async function nextRequests(count: number): Promise<FrontierRecord[]> {
+    let all: FrontierRecord[] = [];
+    await waitFor(`${count} new frontier records`, async () => {
+      all = (await readAll(transport, 'frontier')).map((r) => frontierRecord.parse(JSON.parse(r.value!)));
+      return all.length >= seen + count;
+    }, 10_000, 10);
+    const fresh = all.slice(seen);
+    seen = all.length;
+    return fresh;
+  }
+
+  async function assertNoRequest(ms = 150): Promise<void> {
+    await new Promise((r) => setTimeout(r, ms));
+    const all = await readAll(transport, 'frontier');
+    assert.equal(all.length, seen, 'no further request');
+  }
+
+  function outcome(req: FrontierRecord, extra: Partial<OutcomeLink> = {}): OutcomeLink {
+    return {
+      v: SCHEMA_VERSION,
+      type: 'outcome',
+      requestId: req.requestId,
+      url: req.url,
+      reason: req.reason,
+      status: 200,
+      result: 'ok',
+      outDegree: 0,
+      fetch: { totalMs: 5, bytes: 100 },
+      fetchedAt: clock.now(),
+      ...extra,
+    };
+  }
+
+  beforeEach(async () => {
+    dir = tempDir();
+    transport = await EmbeddedTransport.open({ dir });
+    clock = new ManualClock(T0);
+    seen = 0;
+  });
+  afterEach(async () => {
+    await service.stop();
+    await transport.close();
+    removeDir(dir);
+  });
+
+  it('fetches robots.txt first, keeps one request in flight per host, waits the interval, skips disallowed URLs', async () => {
+    await start({ minIntervalMs: 1000 });
+    await send([{ v: 1, type: 'seed', url: 'http://a.test/', addedAt: T0 }]);
+    const [robots] = await nextRequests(1);
+    assert.equal(robots!.url, 'http://a.test/robots.txt');
+    assert.equal(robots!.reason, 'robots');
+    await send([outcome(robots!, { robots: { status: 200, body: 'User-agent: *\nDisallow: /private\n' } })]);
+    await assertNoRequest();
+    clock.advance(1000);
+    const [home] = await nextRequests(1);
+    assert.equal(home!.url, 'http://a.test/');
+    const link = (url: string) => ({ v: 1, type: 'link', url, source: 'http://a.test/', depth: 1, cgiHops: 0, contribution: 0.5, sameSite: true, foundAt: T0 }) as const;
+    await send([link('http://a.test/private/x'), link('http://a.test/b'), link('http://a.test/c')]);
+    await assertNoRequest();
+    await send([outcome(home!)]);
+    await assertNoRequest();
+    clock.advance(999);
+    await assertNoRequest();
+    // Due now; the dispatcher runs every 10 ms of clock time.
+    clock.advance(11);
+    const [second] = await nextRequests(1);
+    assert.ok(['http://a.test/b', 'http://a.test/c'].includes(second!.url), 'the disallowed URL is skipped');
+    assert.equal(second!.depth, 1);
+    await waitFor('stats', () => progress.totals().robotsDisallowedSkipped === 1, 5000, 10);
+  });
+
+  it('re-issues a request whose outcome never comes, then gives the URL up', async () => {
+    await start({ minIntervalMs: 0, requestTimeoutMs: 5000, maxAttempts: 2 });
+    await send([{ v: 1, type: 'seed', url: 'http://b.test/x', addedAt: T0 }]);
+    const [robots] = await nextRequests(1);
+    await send([outcome(robots!, { status: 404, result: 'client-error', robots: { status: 404 } })]);
+    const [first] = await nextRequests(1);
+    assert.equal(first!.attempt, 1);
+    clock.advance(5001);
+    const [retry] = await nextRequests(1);
+    assert.equal(retry!.url, 'http://b.test/x');
+    assert.equal(retry!.attempt, 2);
+    assert.notEqual(retry!.requestId, first!.requestId);
+    // The late answer to the first attempt is ignored: the host stays busy with the retry.
+    await send([outcome(first!)]);
+    clock.advance(5001);
+    await waitFor('URL given up', () => progress.totals().lost === 1, 5000, 10);
+    await assertNoRequest();
+    assert.equal(progress.totals().inflight, 0);
+  });
+
+  it('does not follow links beyond the depth limit', async () => {
+    await start({ minIntervalMs: 0, maxDepth: 1 });
+    await send([{ v: 1, type: 'seed', url: 'http://c.test/', addedAt: T0 }]);
+    const [robots] = await nextRequests(1);
+    await send([outcome(robots!, { status: 404, result: 'client-error', robots: { status: 404 } })]);
+    await nextRequests(1);
+    await send([{ v: 1, type: 'link', url: 'http://c.test/deep', source: 'http://c.test/x', depth: 2, cgiHops: 0, contribution: 1, sameSite: true, foundAt: T0 }]);
+    await waitFor('depth skip counted', () => progress.totals().depthSkipped === 1, 5000, 10);
+  });
+});
+
+describe('scheduler building blocks', () => {
+  it('the ready heap returns hosts by time', () => {
+    const heap = new ReadyHeap();
+    [5, 1, 9, 3, 7].forEach((t) => heap.push(t, `h${t}`));
+    const out: number[] = [];
+    for (let e = heap.pop(); e; e = heap.pop()) out.push(e.time);
+    assert.deepEqual(out, [1, 3, 5, 7, 9]);
+  });
+
+  it('queue keys sort by host, then higher score, then discovery order', () => {
+    const keys = [queueKey('a', 1, 2), queueKey('a', 5, 3), queueKey('a', 1, 1), queueKey('b', 100, 0)];
+    assert.deepEqual([...keys].sort(), [queueKey('a', 5, 3), queueKey('a', 1, 1), queueKey('a', 1, 2), queueKey('b', 100, 0)]);
+  });
+});
