@@ -3,7 +3,7 @@
  * the web server in a child process on the same machine, interval 0, 21.8 KB pages.
  * Reports pages/s, CPU (crawler and web server) and the crawler's peak RSS.
  *
- *   npm run bench:crawl -- [--hosts 1000] [--pages 20] [--partitions 4] [--kafka host:port] [--json]
+ *   npm run bench:crawl -- [--hosts 1000] [--pages 20] [--partitions 4] [--parser-workers N] [--kafka host:port] [--json]
  */
 import { parseArgs } from 'node:util';
 import { spawn } from 'node:child_process';
@@ -24,6 +24,7 @@ const { values } = parseArgs({
     kafka: { type: 'string', default: '' },
     json: { type: 'boolean', default: false },
     transport: { type: 'string', default: '' },
+    'parser-workers': { type: 'string' },
   },
 });
 
@@ -61,6 +62,7 @@ async function run(kind: 'embedded' | 'kafka'): Promise<Record<string, number | 
       ...(kind === 'kafka' ? { kafkaBrokers: values.kafka.split(','), topicPrefix: uniquePrefix() } : {}),
       partitions: Number(values.partitions),
       untilIdle: true,
+      ...(values['parser-workers'] !== undefined ? { parserWorkers: Number(values['parser-workers']) } : {}),
       scheduler: { minIntervalMs: 0, userAgent: 'meguri' },
       fetcher: { resolver: createResolver({ mode: 'static', resolve: web.resolve }), userAgent: 'meguri/0.1 (+http://meguri.invalid/bot)' },
     });

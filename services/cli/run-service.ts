@@ -38,7 +38,9 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
     service = new StreamService(definition, common) as StreamService<unknown>;
     closeExtra = () => definition.fetcher.close();
   } else {
-    service = new StreamService(parserService(), common) as StreamService<unknown>;
+    const definition = parserService({ workers: Number(process.env.MEGURI_PARSER_WORKERS ?? 0) });
+    service = new StreamService(definition, common) as StreamService<unknown>;
+    closeExtra = () => definition.close();
   }
   const health = config.httpPort >= 0 ? await startHealthServer([service], config.httpPort, config.httpHost, logger) : undefined;
   onShutdownSignal(

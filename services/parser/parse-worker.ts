@@ -1,0 +1,23 @@
+/**
+ * Worker-thread side of the parse pool: turns pages into `links` records off the main thread.
+ * Messages in: { id, page, pointer }; out: { id, outcome, links } or { id, error }.
+ */
+import { parentPort } from 'node:worker_threads';
+import type { PageRecord } from '../../schemas/index.ts';
+import { pageToRecords } from './outcome.ts';
+import type { RecordPointer } from './outcome.ts';
+
+interface Job {
+  id: number;
+  page: PageRecord;
+  pointer?: RecordPointer;
+}
+
+parentPort?.on('message', (job: Job) => {
+  try {
+    const { outcome, links } = pageToRecords(job.page, job.pointer);
+    parentPort!.postMessage({ id: job.id, outcome, links });
+  } catch (err) {
+    parentPort!.postMessage({ id: job.id, error: (err as Error).message });
+  }
+});
