@@ -15,7 +15,7 @@ export class ServiceMetrics {
 
   constructor(service: string) {
     this.registry.setDefaultLabels({ service });
-    client.collectDefaultMetrics({ register: this.registry, prefix: 'meguri_process_' });
+    client.collectDefaultMetrics({ register: this.registry, prefix: 'meguri_' });
     const registers = [this.registry];
     this.recordsIn = new client.Counter({ name: 'meguri_records_in_total', help: 'Records consumed', labelNames: ['topic'], registers });
     this.recordsOut = new client.Counter({ name: 'meguri_records_out_total', help: 'Records produced (changelog included)', labelNames: ['topic'], registers });
