@@ -1,0 +1,48 @@
+/**
+ * Caps of seed 000 (Table 1) as small predicates: pages per site, depth from the seed, hops out of
+ * dynamic (CGI/query) pages counted separately from depth, and concurrent requests per IP.
+ */
+import type { PolitenessConfig } from './config.ts';
+
+/** The host may still be fetched: fewer than maxPagesPerSite pages so far. */
+export function underPageCap(pagesFetched: number, config: Pick<PolitenessConfig, 'maxPagesPerSite'>): boolean {
+  return pagesFetched < config.maxPagesPerSite;
+}
+
+export function withinDepth(depth: number, config: Pick<PolitenessConfig, 'maxDepth'>): boolean {
+  return depth <= config.maxDepth;
+}
+
+/** Links out of dynamic pages are followed only maxCgiHops hops (stops calendar and diary traps). */
+export function withinCgiHops(cgiHops: number, config: Pick<PolitenessConfig, 'maxCgiHops'>): boolean {
+  return cgiHops <= config.maxCgiHops;
+}
+
+/** Why a discovered link is not followed, or undefined when it may be. */
+export function linkCapExceeded(link: { depth: number; cgiHops: number }, config: Pick<PolitenessConfig, 'maxDepth' | 'maxCgiHops'>): 'depth' | 'cgi-hops' | undefined {
+  if (!withinDepth(link.depth, config)) return 'depth';
+  if (!withinCgiHops(link.cgiHops, config)) return 'cgi-hops';
+  return undefined;
+}
+
+/**
+ * At most maxPerIp requests in flight to one IP across all the hosts it serves (one address with
+ * many sub-domains must not get one crawl process per sub-domain). An unknown IP is not limited:
+ * the address is learnt from the first outcome.
+ */
+export function mayStartOnIp(inflightByIp: ReadonlyMap<string, number>, ip: string | undefined, config: Pick<PolitenessConfig, 'maxPerIp'>): boolean {
+  if (ip === undefined) return true;
+  return (inflightByIp.get(ip) ?? 0) < config.maxPerIp;
+}
+
+/** Count bookkeeping for the map mayStartOnIp reads; mutates it (the scheduler owns one per process). */
+export function ipStarted(inflightByIp: Map<string, number>, ip: string | undefined): void {
+  if (ip !== undefined) inflightByIp.set(ip, (inflightByIp.get(ip) ?? 0) + 1);
+}
+
+export function ipFinished(inflightByIp: Map<string, number>, ip: string | undefined): void {
+  if (ip === undefined) return;
+  const left = (inflightByIp.get(ip) ?? 0) - 1;
+  if (left > 0) inflightByIp.set(ip, left);
+  else inflightByIp.delete(ip);
+}
