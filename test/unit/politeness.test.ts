@@ -20,6 +20,7 @@ import {
   mayStartOnIp,
   parkMs,
   politenessConfig,
+  politenessFromSchedulerOptions,
   pushRing,
   ringErrorCount,
   ringSpeedBytesPerS,
@@ -27,6 +28,8 @@ import {
   underPageCap,
 } from '../../services/scheduler/politeness/index.ts';
 import type { PolitenessConfigInput, PolitenessOutcome, PolitenessState } from '../../services/scheduler/politeness/index.ts';
+import type { OutcomeLink } from '../../schemas/index.ts';
+import { schedulerOptionsSchema } from '../../services/scheduler/options.ts';
 
 const T0 = 1_700_000_000_000;
 const MIN = 60_000;
@@ -384,4 +387,27 @@ test('state stays small and JSON round-trips', () => {
   const json = JSON.stringify(s);
   assert.ok(json.length < 300, `${json.length}: ${json}`);
   assert.deepEqual(JSON.parse(json), s);
+});
+
+test('config from the scheduler options; an OutcomeLink is accepted as is', () => {
+  const c = politenessFromSchedulerOptions(schedulerOptionsSchema.parse({ minIntervalMs: 5_000, maxDepth: 9 }), { keepAliveMode: true });
+  assert.equal(c.minIntervalMs, 5_000);
+  assert.equal(c.maxDepth, 9);
+  assert.equal(c.maxCgiHops, 10);
+  assert.equal(c.keepAliveMode, true);
+  const outcome: OutcomeLink = {
+    v: 1,
+    type: 'outcome',
+    requestId: 'r1',
+    url: 'http://a.example/',
+    reason: 'new',
+    status: 200,
+    result: 'ok',
+    outDegree: 0,
+    fetch: { totalMs: 845, bytes: 21_806, connectionClosed: false },
+    fetchedAt: T0,
+  };
+  const r = afterOutcome(emptyPoliteness(), outcome, T0, politenessConfig());
+  assert.equal(r.nextAt, T0 + 10_000);
+  assert.equal(r.reason, 'min');
 });

@@ -4,6 +4,7 @@
  * time": seed 004; depth 15: seed 000); the rest are chosen here and explained in docs/politeness.md.
  */
 import { z } from 'zod';
+import type { SchedulerOptions } from '../options.ts';
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
@@ -72,4 +73,15 @@ export type PolitenessConfigInput = z.input<typeof politenessConfigSchema>;
 /** Parses (and fills defaults of) a partial config; throws on unknown keys or bad values. */
 export function politenessConfig(input: PolitenessConfigInput = {}): PolitenessConfig {
   return politenessConfigSchema.parse(input);
+}
+
+/**
+ * The policy config with the settings the scheduler options already own (minimum interval, depth
+ * and CGI-hop limits) taken from them, so the two never disagree; `overrides` sets the rest.
+ */
+export function politenessFromSchedulerOptions(
+  options: Pick<SchedulerOptions, 'minIntervalMs' | 'maxDepth' | 'maxCgiHops'>,
+  overrides: Omit<PolitenessConfigInput, 'minIntervalMs' | 'maxDepth' | 'maxCgiHops'> = {},
+): PolitenessConfig {
+  return politenessConfig({ ...overrides, minIntervalMs: options.minIntervalMs, maxDepth: options.maxDepth, maxCgiHops: options.maxCgiHops });
 }

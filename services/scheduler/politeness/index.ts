@@ -2,7 +2,7 @@
  * Politeness policy of the scheduler: pure functions over a small per-host record. See
  * docs/politeness.md for the rules, their sources and how they combine.
  */
-export { politenessConfigSchema, politenessConfig, DEFAULT_RING_ERROR_CODES, DEFAULT_FAILURE_ERROR_CODES } from './config.ts';
+export { politenessConfigSchema, politenessConfig, politenessFromSchedulerOptions, DEFAULT_RING_ERROR_CODES, DEFAULT_FAILURE_ERROR_CODES } from './config.ts';
 export type { PolitenessConfig, PolitenessConfigInput } from './config.ts';
 export { RING_SIZE, emptyPoliteness, pushRing, ringErrorCount, ringSpeedBytesPerS, lastFetchMs } from './state.ts';
 export type { PolitenessState } from './state.ts';
