@@ -239,6 +239,8 @@ export interface GenerateOptions {
   minOut?: number;
   /** Skew of link targets towards low-index pages; in-degree rank exponent is 1 - 1/skew. Default 4. */
   skew?: number;
+  /** Share of same-host random links that go to a page near the source (same directory). Default 0. */
+  nearby?: number;
 }
 
 interface HostTable {
@@ -303,6 +305,7 @@ export function generateGraphStream(
     outExponent: 2.5,
     minOut: 3,
     skew: 4,
+    nearby: 0,
     ...opts,
   };
   const rng = new Rng(o.seed);
@@ -327,7 +330,13 @@ export function generateGraphStream(
           th = Math.floor(count * Math.pow(rng.float(), o.skew));
           tsize = start[th + 1]! - start[th]!;
         }
-        const local = Math.floor(tsize * Math.pow(rng.float(), o.skew));
+        let local: number;
+        if (th === h && rng.float() < o.nearby) {
+          // Same-directory style link: a page close to the source in the navigation tree.
+          local = Math.min(size - 1, Math.max(0, k + Math.floor((rng.float() - 0.5) * 64)));
+        } else {
+          local = Math.floor(tsize * Math.pow(rng.float(), o.skew));
+        }
         onEdge(v, start[th]! + local);
       }
     }
@@ -347,10 +356,12 @@ export function generateGraph(opts: GenerateOptions): Graph {
     opts,
     (v, h, local) => {
       host[v] = h;
-      const d = depthOf(local);
-      // Same shape as syntheticUrl without building the string.
-      slashes[v] = Math.min(255, d === 0 ? 3 : 2 + d);
-      urlLength[v] = 17 + String(h).length + (d === 0 ? 0 : 2 * (d - 1) + 6 + String(local).length);
+      // Generation is not the hot path; measuring the real string keeps file and memory forms equal.
+      const u = syntheticUrl(h, local);
+      let sl = 0;
+      for (let i = 0; i < u.length; i++) if (u.charCodeAt(i) === 47) sl++;
+      slashes[v] = Math.min(255, sl);
+      urlLength[v] = Math.min(65535, u.length);
     },
     (a, b) => {
       src.push(a);
