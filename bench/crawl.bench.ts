@@ -63,7 +63,8 @@ async function run(kind: 'embedded' | 'kafka'): Promise<Record<string, number | 
       partitions: Number(values.partitions),
       untilIdle: true,
       ...(values['parser-workers'] !== undefined ? { parserWorkers: Number(values['parser-workers']) } : {}),
-      scheduler: { minIntervalMs: 0, userAgent: 'meguri' },
+      // Interval 0 means no politeness delay at all: no k × download time, no suspend windows.
+      scheduler: { minIntervalMs: 0, userAgent: 'meguri', politeness: { kFactor: 0, suspendEnabled: false } },
       fetcher: { resolver: createResolver({ mode: 'static', resolve: web.resolve }), userAgent: 'meguri/0.1 (+http://meguri.invalid/bot)' },
     });
     const cpu = process.cpuUsage(cpu0);

@@ -4,6 +4,7 @@
  * web: seed 002).
  */
 import { z } from 'zod';
+import { politenessConfigSchema } from './politeness/config.ts';
 
 const HOUR = 3_600_000;
 
@@ -18,6 +19,11 @@ export const schedulerOptionsSchema = z.strictObject({
   maxPagesPerPartition: z.number().int().min(0).optional().describe('Page budget of each scheduler partition (unset: unlimited).'),
   dispatchIntervalMs: z.number().int().min(1).default(20).describe('How often due hosts are looked for.'),
   maxDispatchPerRound: z.number().int().min(1).default(2000).describe('Fetch requests emitted per dispatch round at most.'),
+  politeness: politenessConfigSchema
+    .omit({ minIntervalMs: true, maxDepth: true, maxCgiHops: true })
+    .partial()
+    .default({})
+    .describe('The rest of the politeness policy (dynamic interval, k × download time, back-off, suspend windows): see docs/politeness.md.'),
 });
 
 export type SchedulerOptions = z.infer<typeof schedulerOptionsSchema>;

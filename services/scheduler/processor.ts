@@ -22,6 +22,8 @@ import { QueueCache } from './queue-cache.ts';
 import { STATS_KEY, emptyStats, queueKey } from './state.ts';
 import type { HostState, PartitionStats, UrlState } from './state.ts';
 import type { CrawlProgress } from './progress.ts';
+import { afterOutcome, beforeRequest, emptyPoliteness, politenessFromSchedulerOptions } from './politeness/index.ts';
+import type { PolitenessConfig } from './politeness/index.ts';
 
 /** A page budget shared by the scheduler partitions of one process (`meguri crawl --max-pages`). */
 export interface FetchBudget {
@@ -77,6 +79,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
 
   private readonly progress: CrawlProgress | undefined;
   private readonly budget: FetchBudget | undefined;
+  private readonly politeness: PolitenessConfig;
 
   constructor(
     readonly partition: number,
@@ -85,6 +88,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   ) {
     this.progress = extras.progress;
     this.budget = extras.budget;
+    this.politeness = politenessFromSchedulerOptions(options, options.politeness);
   }
 
   async init(ctx: ProcessorContext): Promise<void> {
@@ -231,6 +235,12 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       this.schedule(host, state.nextAt);
       return false;
     }
+    // Parked after repeated failures, suspended after a long continuous run, or a Retry-After.
+    const gate = beforeRequest(state.pol ?? emptyPoliteness(), now, this.politeness);
+    if (!gate.ok) {
+      this.schedule(host, gate.retryAt);
+      return false;
+    }
     // robots.txt first, and again whenever it is due.
     if (state.robots === undefined || (state.robotsDueAt !== undefined && state.robotsDueAt <= now)) {
       const first = await this.peekQueue(host);
@@ -363,7 +373,10 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     } else {
       await this.applyPageOutcome(outcome, state, now);
     }
-    state.nextAt = now + this.intervalFor(state);
+    // The politeness policy decides when the host may be asked again (docs/politeness.md).
+    const next = afterOutcome(state.pol ?? emptyPoliteness(), outcome, now, this.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {});
+    state.pol = next.state;
+    state.nextAt = next.nextAt;
     this.hosts.put(host, state);
     if (state.queued > 0) this.schedule(host, state.robotsParked ? (state.robotsDueAt ?? state.nextAt) : state.nextAt);
   }

@@ -1,3 +1,5 @@
+import type { PolitenessState } from './politeness/state.ts';
+
 /**
  * What the scheduler keeps per URL and per host in its partition's stores. Field names are short
  * because there is one record per known URL (bytes per URL matter at 10^8 URLs).
@@ -55,6 +57,8 @@ export interface HostState {
   crawlDelayMs?: number;
   scheme?: 'http' | 'https';
   port?: string;
+  /** politeness policy state: recent requests, back-off, parking, suspension, load */
+  pol?: PolitenessState;
 }
 
 /** Partition-wide counters, stored so they survive restarts and move with the partition. */

@@ -40,7 +40,8 @@ describe('hostile web', { timeout: 240_000 }, () => {
         dataDir: dir,
         partitions: 2,
         untilIdle: true,
-        scheduler: { minIntervalMs: 0, userAgent: 'meguri', requestTimeoutMs: 60_000 },
+        // Back-off and parking scaled down so failing hosts finish within the test.
+        scheduler: { minIntervalMs: 0, userAgent: 'meguri', requestTimeoutMs: 60_000, politeness: { kFactor: 1, maxDelay1Ms: 100, maxDelay2Ms: 100, backoffBaseMs: 20, backoffMaxMs: 200, parkBaseMs: 300, parkMaxMs: 600 } },
         fetcher: {
           resolver: createResolver({ mode: 'static', resolve: resolveEntries(web) }),
           userAgent: 'meguri/0.1 (+http://meguri.invalid/bot)',

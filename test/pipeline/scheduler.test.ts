@@ -64,7 +64,7 @@ describe('scheduler', { timeout: 60_000 }, () => {
       status: 200,
       result: 'ok',
       outDegree: 0,
-      fetch: { totalMs: 5, bytes: 100 },
+      fetch: { totalMs: 5, bytes: 100_000 },
       fetchedAt: clock.now(),
       ...extra,
     };
