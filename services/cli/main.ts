@@ -17,6 +17,7 @@ import { parseCommand } from '../parser/cli.ts';
 import { createResolver, parseResolveEntry } from '../fetcher/dns.ts';
 import { defaultUserAgent } from '../fetcher/fetch.ts';
 import { SimWeb } from '../simweb/index.ts';
+import { simulateCommand } from '../ordering/cli.ts';
 
 const VERSION = '0.1.0';
 
@@ -239,6 +240,31 @@ export function buildProgram(): Command {
     .option('--topic-prefix <prefix>', 'topic prefix', '')
     .option('--json', 'print JSON')
     .action(async (flags: { kafka?: string; topicPrefix: string; json?: boolean }) => topicsDescribe(flags));
+
+  program
+    .command('simulate')
+    .description('Replay a crawl over a link graph with no network and compare crawl orders (criteria A, B, C of seed 003; CSV, SVG chart, summary.json).')
+    .requiredOption('--graph <file>', 'edge list: one "src dst" pair of integer ids per line, # comments')
+    .option('--urls <file>', 'node list: "id url" per line (default: <graph>.urls.txt beside an .edges.txt file)')
+    .option('--strategy <name>', 'bf | blc | pr | ipr-dl1 | ipr-pl | ipr-vr | ipr-ar | opic | all', 'ipr-dl1')
+    .option('--seed <url|node>', 'start page (default: the first host root)')
+    .option('--out <dir>', 'write curves.csv, chart.svg and summary.json here')
+    .option('--recompute-every <pages>', 'PR: pages between PageRank recomputations (default 1 % of the graph)', int('--recompute-every', 1))
+    .option('--json', 'print the summary as JSON')
+    .action(async (flags: { graph: string; urls?: string; strategy: string; seed?: string; out?: string; recomputeEvery?: number; json?: boolean }) => {
+      process.exitCode = await simulateCommand(
+        {
+          graph: flags.graph,
+          strategy: flags.strategy,
+          ...(flags.urls ? { urls: flags.urls } : {}),
+          ...(flags.seed ? { seed: flags.seed } : {}),
+          ...(flags.out ? { out: flags.out } : {}),
+          ...(flags.recomputeEvery ? { recomputeEvery: flags.recomputeEvery } : {}),
+          json: flags.json ?? false,
+        },
+        (l) => console.log(l),
+      );
+    });
 
   const robots = program.command('robots').description('robots.txt tools.');
   robots

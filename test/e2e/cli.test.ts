@@ -23,7 +23,7 @@ describe('meguri CLI', { timeout: 300_000 }, () => {
   after(() => dirs.forEach(removeDir));
 
   it('has --help on every command', () => {
-    for (const cmd of [[], ['crawl'], ['demo'], ['run'], ['seed'], ['parse'], ['topics', 'create'], ['topics', 'describe'], ['robots', 'check']]) {
+    for (const cmd of [[], ['crawl'], ['demo'], ['run'], ['seed'], ['parse'], ['topics', 'create'], ['topics', 'describe'], ['robots', 'check'], ['simulate']]) {
       const r = meguri([...cmd, '--help']);
       assert.equal(r.status, 0, `${cmd.join(' ')} --help: ${r.stderr}`);
       assert.match(r.stdout, /Usage: meguri/);
