@@ -22,7 +22,7 @@ import { QueueCache } from './queue-cache.ts';
 import { STATS_KEY, emptyStats, queueKey } from './state.ts';
 import type { HostState, PartitionStats, UrlState } from './state.ts';
 import type { CrawlProgress } from './progress.ts';
-import { afterOutcome, beforeRequest, emptyPoliteness, politenessFromSchedulerOptions } from './politeness/index.ts';
+import { afterOutcome, beforeRequest, emptyPoliteness, politenessFromSchedulerOptions, underPageCap } from './politeness/index.ts';
 import type { PolitenessConfig } from './politeness/index.ts';
 
 /** A page budget shared by the scheduler partitions of one process (`meguri crawl --max-pages`). */
@@ -235,6 +235,12 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       this.schedule(host, state.nextAt);
       return false;
     }
+    // Per-site page cap (seed 000): the rest of the host's queue is given up.
+    if (!underPageCap(state.fetched, this.politeness)) {
+      await this.dropQueue(host, state, 'capped');
+      this.hosts.put(host, state);
+      return false;
+    }
     // Parked after repeated failures, suspended after a long continuous run, or a Retry-After.
     const gate = beforeRequest(state.pol ?? emptyPoliteness(), now, this.politeness);
     if (!gate.ok) {
@@ -382,14 +388,15 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   }
 
   /** Gives up every queued URL of a host, marking them with `status`. */
-  private async dropQueue(host: string, state: HostState, status: 'error' | 'gone'): Promise<void> {
+  private async dropQueue(host: string, state: HostState, status: 'error' | 'gone' | 'capped'): Promise<void> {
     for (const { key, url } of await this.queues.all(host)) {
       this.queues.remove(host, key);
       const u = await this.urls.get(url);
       if (u && u.st === 'queued') {
         const { q: _q, ...rest } = u;
         this.urls.put(url, { ...rest, st: status });
-        this.stats.errors++;
+        if (status === 'capped') this.stats.siteCapSkipped++;
+        else this.stats.errors++;
       }
     }
     this.queuedTotal -= state.queued;

@@ -5,7 +5,7 @@ import type { PolitenessState } from './politeness/state.ts';
  * because there is one record per known URL (bytes per URL matter at 10^8 URLs).
  */
 
-export type UrlStatus = 'queued' | 'inflight' | 'done' | 'error' | 'gone' | 'disallowed' | 'lost';
+export type UrlStatus = 'queued' | 'inflight' | 'done' | 'error' | 'gone' | 'disallowed' | 'lost' | 'capped';
 
 export interface UrlState {
   /** status */
@@ -70,6 +70,7 @@ export interface PartitionStats {
   robotsDisallowedSkipped: number;
   depthSkipped: number;
   cgiSkipped: number;
+  siteCapSkipped: number;
   errors: number;
   lost: number;
   bytes: number;
@@ -87,6 +88,7 @@ export function emptyStats(): PartitionStats {
     robotsDisallowedSkipped: 0,
     depthSkipped: 0,
     cgiSkipped: 0,
+    siteCapSkipped: 0,
     errors: 0,
     lost: 0,
     bytes: 0,
