@@ -118,6 +118,12 @@ test('host interval = max(minimum, crawl-delay, dynamic, k·e) and names the rul
 // ---------------------------------------------------------------------------------------------
 // afterOutcome / beforeRequest
 
+test('small responses (robots.txt, 304s) do not count as line speed', () => {
+  const c = cfg({ kFactor: 0 });
+  const r = afterOutcome(emptyPoliteness(), ok(300, 50), T0, c);
+  assert.equal(r.intervalMs, 10_000, 'a 300-byte robots.txt in 50 ms adds no speed delay');
+});
+
 test('a host that slows down gets a longer interval, step by step, per the dynamic formula', () => {
   const c = cfg({ kFactor: 0 });
   let s = emptyPoliteness();
@@ -126,11 +132,11 @@ test('a host that slows down gets a longer interval, step by step, per the dynam
   assert.equal(afterOutcome(s, ok(100_000, 100), now, c).intervalMs, 10_000);
   const seen: number[] = [];
   for (let i = 1; i <= 10; i++) {
-    // 5 000 B in 1 s = 5 000 B/s replaces one fast request at a time
-    const r = afterOutcome(s, ok(5_000, 1_000), (now += 30_000), c);
+    // 10 000 B in 2 s = 5 000 B/s replaces one fast request at a time
+    const r = afterOutcome(s, ok(10_000, 2_000), (now += 30_000), c);
     s = r.state;
-    const bytes = (10 - i) * 100_000 + i * 5_000;
-    const secs = ((10 - i) * 100 + i * 1_000) / 1000;
+    const bytes = (10 - i) * 100_000 + i * 10_000;
+    const secs = ((10 - i) * 100 + i * 2_000) / 1000;
     const expected = Math.round(10_000 + 20_000 * Math.max(0, 1 - bytes / secs / 25_000));
     assert.equal(r.intervalMs, expected, `step ${i}`);
     assert.equal(r.nextAt, now + expected);

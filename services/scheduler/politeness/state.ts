@@ -73,11 +73,17 @@ export function ringErrorCount(state: PolitenessState): number {
  * i.e. the mean line speed weighted by time, so a tiny 304 answer does not read as a dead line.
  * undefined when no error-free request with a measurable time is remembered.
  */
+/**
+ * Responses smaller than this say how far away the server is, not how fast its line is (robots.txt,
+ * 304s, error pages): they are left out of the speed, or a tiny robots.txt would look like a dead line.
+ */
+export const MIN_SPEED_SAMPLE_BYTES = 4096;
+
 export function ringSpeedBytesPerS(state: PolitenessState): number | undefined {
   let bytes = 0;
   let ms = 0;
   for (let i = 0; i < state.t.length; i++) {
-    if (ringError(state, i)) continue;
+    if (ringError(state, i) || (state.b[i] ?? 0) < MIN_SPEED_SAMPLE_BYTES) continue;
     bytes += state.b[i] ?? 0;
     ms += state.t[i] ?? 0;
   }
