@@ -317,11 +317,14 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       attempt,
       issuedAt: now,
       ...(u.e || u.l ? { validators: { ...(u.e ? { etag: u.e } : {}), ...(u.l ? { lastModified: u.l } : {}) } } : {}),
+      ...(state.ip ? { ip: state.ip } : {}),
     };
     state.inflight = { requestId: request.requestId, url, kind, issuedAt: now, attempt };
     this.hosts.put(host, state);
     this.deadlines.set(host, now + this.options.requestTimeoutMs);
-    ctx.emit('frontier', host, request);
+    // Keyed by the server's IP once known (seed 000's per-IP limit): all hosts on one IP go to the
+    // same frontier partition, so a single fetcher enforces the per-IP cap for them.
+    ctx.emit('frontier', state.ip ?? host, request);
   }
 
   /** Re-issues requests whose outcome never came (a fetcher died with them). */
@@ -371,6 +374,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     }
     const inflight = state.inflight;
     state.inflight = undefined;
+    if (outcome.serverIp) state.ip = outcome.serverIp;
     this.deadlines.delete(host);
     if (inflight.kind === 'robots') {
       this.applyRobots(host, state, outcome, now);

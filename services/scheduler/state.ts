@@ -57,6 +57,8 @@ export interface HostState {
   crawlDelayMs?: number;
   scheme?: 'http' | 'https';
   port?: string;
+  /** server IP from the last outcome: frontier records are keyed by it, so one fetcher owns each IP */
+  ip?: string;
   /** politeness policy state: recent requests, back-off, parking, suspension, load */
   pol?: PolitenessState;
 }

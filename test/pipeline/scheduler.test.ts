@@ -97,7 +97,7 @@ describe('scheduler', { timeout: 60_000 }, () => {
     const link = (url: string) => ({ v: 1, type: 'link', url, source: 'http://a.test/', depth: 1, cgiHops: 0, contribution: 0.5, sameSite: true, foundAt: T0 }) as const;
     await send([link('http://a.test/private/x'), link('http://a.test/b'), link('http://a.test/c')]);
     await assertNoRequest();
-    await send([outcome(home!)]);
+    await send([outcome(home!, { serverIp: '127.0.0.9' })]);
     await assertNoRequest();
     clock.advance(999);
     await assertNoRequest();
@@ -105,6 +105,9 @@ describe('scheduler', { timeout: 60_000 }, () => {
     clock.advance(11);
     const [second] = await nextRequests(1);
     assert.ok(['http://a.test/b', 'http://a.test/c'].includes(second!.url), 'the disallowed URL is skipped');
+    assert.equal(second!.ip, '127.0.0.9');
+    const keys = (await readAll(transport, 'frontier')).map((r) => r.key);
+    assert.deepEqual(keys, ['a.test', 'a.test', '127.0.0.9'], 'keyed by host until the IP is known, then by IP');
     assert.equal(second!.depth, 1);
     await waitFor('stats', () => progress.totals().robotsDisallowedSkipped === 1, 5000, 10);
   });
