@@ -18,6 +18,7 @@ import { createResolver, parseResolveEntry } from '../fetcher/dns.ts';
 import { defaultUserAgent } from '../fetcher/fetch.ts';
 import { SimWeb } from '../simweb/index.ts';
 import { simulateCommand } from '../ordering/cli.ts';
+import { statsHostsCommand } from './stats.ts';
 
 const VERSION = '0.1.0';
 
@@ -265,6 +266,16 @@ export function buildProgram(): Command {
         (l) => console.log(l),
       );
     });
+
+  const stats = program.command('stats').description('Reports from a crawl\'s state.');
+  stats
+    .command('hosts')
+    .description('Top hosts by server load (seed 004): load index L, 1/L, mean/max fetch time, R, overloaded, fetched and queued pages, current interval and state.')
+    .option('--data <dir>', 'data directory of the crawl (or a scheduler pod volume)', '.data')
+    .option('--topic-prefix <prefix>', 'topic prefix of the crawl', '')
+    .option('--top <n>', 'rows to show', int('--top', 1), 20)
+    .option('--json', 'print JSON')
+    .action(async (flags: { data: string; topicPrefix: string; top: number; json?: boolean }) => statsHostsCommand(flags, (l) => console.log(l)));
 
   const robots = program.command('robots').description('robots.txt tools.');
   robots

@@ -23,7 +23,7 @@ describe('meguri CLI', { timeout: 300_000 }, () => {
   after(() => dirs.forEach(removeDir));
 
   it('has --help on every command', () => {
-    for (const cmd of [[], ['crawl'], ['demo'], ['run'], ['seed'], ['parse'], ['topics', 'create'], ['topics', 'describe'], ['robots', 'check'], ['simulate']]) {
+    for (const cmd of [[], ['crawl'], ['demo'], ['run'], ['seed'], ['parse'], ['topics', 'create'], ['topics', 'describe'], ['robots', 'check'], ['simulate'], ['stats', 'hosts']]) {
       const r = meguri([...cmd, '--help']);
       assert.equal(r.status, 0, `${cmd.join(' ')} --help: ${r.stderr}`);
       assert.match(r.stdout, /Usage: meguri/);
@@ -44,6 +44,13 @@ describe('meguri CLI', { timeout: 300_000 }, () => {
     assert.equal(summary.pagesFetched, (summary.simulatedWeb as Record<string, number>).reachableAllowedPages);
     assert.equal(summary.duplicateFetches, 0);
     assert.deepEqual(JSON.parse(r.stdout), summary);
+
+    const stats = meguri(['stats', 'hosts', '--data', join(dir, 'data'), '--json', '--top', '100']);
+    assert.equal(stats.status, 0, stats.stderr);
+    const rows = JSON.parse(stats.stdout) as { host: string; fetched: number; queued: number; meanFetchS: number | null; overloaded: boolean }[];
+    assert.equal(rows.length, 6, 'one row per host');
+    assert.equal(rows.reduce((s, r) => s + r.fetched, 0), summary.pagesFetched);
+    assert.ok(rows.every((r) => r.queued === 0 && r.meanFetchS !== null && r.overloaded === false));
   });
 
   it('crawl with --dns static fails an unmapped name at once, without asking a resolver', () => {
