@@ -19,6 +19,9 @@ export const schedulerOptionsSchema = z.strictObject({
   maxPagesPerPartition: z.number().int().min(0).optional().describe('Page budget of each scheduler partition (unset: unlimited).'),
   dispatchIntervalMs: z.number().int().min(1).default(20).describe('How often due hosts are looked for.'),
   maxDispatchPerRound: z.number().int().min(1).default(2000).describe('Fetch requests emitted per dispatch round at most.'),
+  revisit: z.boolean().default(true).describe('Revisit fetched pages at their estimated change rate and report changes (seed 004).'),
+  revisitSweepMs: z.number().int().min(1).default(1000).describe('How often the long-term queue is swept for due revisits.'),
+  changeHammingThreshold: z.number().int().min(0).max(64).default(3).describe('Text fingerprints this close count as the same content (boilerplate-only change).'),
   politeness: politenessConfigSchema
     .omit({ minIntervalMs: true, maxDepth: true, maxCgiHops: true })
     .partial()

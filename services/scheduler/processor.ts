@@ -19,7 +19,10 @@ import type { AgentMatcher } from './robots/index.ts';
 import type { SchedulerOptions } from './options.ts';
 import { ReadyHeap } from './ready-heap.ts';
 import { QueueCache } from './queue-cache.ts';
-import { STATS_KEY, emptyStats, queueKey } from './state.ts';
+import { STATS_KEY, emptyStats, queueKey, revisitKey, revisitKeyBound, REVISIT_PREFIX } from './state.ts';
+import { initialState as initialRevisit, update as updateRevisit, nextInterval as nextRevisitInterval, estimateInterval } from '../revisit/estimator.ts';
+import { hammingDistance } from '../parser/fingerprint.ts';
+import type { ChangeRecord, RevisitRecord } from '../../schemas/index.ts';
 import type { HostState, PartitionStats, UrlState } from './state.ts';
 import type { CrawlProgress } from './progress.ts';
 import { afterOutcome, beforeRequest, emptyPoliteness, politenessFromSchedulerOptions, underPageCap } from './politeness/index.ts';
@@ -68,6 +71,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   private urls!: KeyValueStore<UrlState>;
   private hosts!: KeyValueStore<HostState | PartitionStats>;
   private queues!: QueueCache;
+  private queueStore!: KeyValueStore<string>;
   private stats: PartitionStats = emptyStats();
   private readonly heap = new ReadyHeap();
   /** host → time it is scheduled in the heap (older heap entries are stale). */
@@ -94,7 +98,8 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   async init(ctx: ProcessorContext): Promise<void> {
     this.urls = ctx.store<UrlState>('urls');
     this.hosts = ctx.store<HostState | PartitionStats>('hosts');
-    this.queues = new QueueCache(ctx.store<string>('queues'));
+    this.queueStore = ctx.store<string>('queues');
+    this.queues = new QueueCache(this.queueStore);
     this.stats = { ...emptyStats(), ...((await this.hosts.get(STATS_KEY)) as PartitionStats | undefined) };
     const now = ctx.now();
     for await (const [host, value] of this.hosts.range({ lt: STATS_KEY })) {
@@ -105,6 +110,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     }
     this.report();
     ctx.schedule(this.options.dispatchIntervalMs, (c) => this.tick(c));
+    if (this.options.revisit) ctx.schedule(this.options.revisitSweepMs, (c) => this.sweepRevisits(c));
   }
 
   async process(records: readonly InputRecord<LinksRecord>[], ctx: ProcessorContext): Promise<void> {
@@ -300,7 +306,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     state: HostState,
     url: string,
     kind: 'page' | 'robots',
-    u: Pick<UrlState, 'd' | 'c' | 's' | 'e' | 'l'>,
+    u: Pick<UrlState, 'd' | 'c' | 's' | 'e' | 'l' | 'v'>,
     attempt: number,
     ctx: ProcessorContext,
   ): void {
@@ -310,7 +316,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       requestId: randomUUID(),
       url,
       host,
-      reason: kind === 'robots' ? 'robots' : 'new',
+      reason: kind === 'robots' ? 'robots' : u.v ? 'revisit' : 'new',
       score: u.s,
       depth: u.d,
       cgiHops: u.c,
@@ -325,6 +331,29 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     // Keyed by the server's IP once known (seed 000's per-IP limit): all hosts on one IP go to the
     // same frontier partition, so a single fetcher enforces the per-IP cap for them.
     ctx.emit('frontier', state.ip ?? host, request);
+  }
+
+  /** Moves known URLs whose revisit time has come from the long-term queue into their host's queue. */
+  private async sweepRevisits(ctx: ProcessorContext): Promise<void> {
+    const now = ctx.now();
+    const due: [string, string][] = [];
+    for await (const entry of this.queueStore.range({ gte: REVISIT_PREFIX, lt: revisitKeyBound(now), limit: 1000 })) due.push(entry);
+    for (const [key, url] of due) {
+      this.queueStore.delete(key);
+      const u = await this.urls.get(url);
+      if (!u || u.st === 'queued' || u.st === 'inflight' || u.n === undefined || u.n > now) continue;
+      const host = hostKey(url);
+      const state = await this.hostState(host, url);
+      const q = queueKey(host, u.s, this.stats.seq++);
+      this.queues.add(host, q, url);
+      const { n: _n, ...rest } = u;
+      this.urls.put(url, { ...rest, st: 'queued', q, v: 1 });
+      state.queued++;
+      this.queuedTotal++;
+      this.hosts.put(host, state);
+      if (!state.inflight) this.schedule(host, Math.max(state.nextAt, now));
+    }
+    if (due.length > 0) this.saveStats();
   }
 
   /** Re-issues requests whose outcome never came (a fetcher died with them). */
@@ -381,7 +410,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       // The name does not resolve: the host does not exist (for us); its URLs cannot be fetched.
       if (outcome.errorCode === 'MEGURI_ERR_DNS') await this.dropQueue(host, state, 'error');
     } else {
-      await this.applyPageOutcome(outcome, state, now);
+      await this.applyPageOutcome(outcome, state, now, ctx);
     }
     // The politeness policy decides when the host may be asked again (docs/politeness.md).
     const next = afterOutcome(state.pol ?? emptyPoliteness(), outcome, now, this.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {});
@@ -428,7 +457,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     this.matchers.set(host, matcher);
   }
 
-  private async applyPageOutcome(outcome: OutcomeLink, state: HostState, now: number): Promise<void> {
+  private async applyPageOutcome(outcome: OutcomeLink, state: HostState, now: number, ctx: ProcessorContext): Promise<void> {
     const u = await this.urls.get(outcome.url);
     const first = !u || u.f === undefined;
     this.stats.pagesFetched++;
@@ -445,16 +474,20 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       s: (u?.s ?? 0) + 1,
       f: now,
       h: outcome.status,
-      ...(outcome.md5 ? { m: outcome.md5 } : {}),
-      ...(outcome.validators?.etag ? { e: outcome.validators.etag } : {}),
-      ...(outcome.validators?.lastModified ? { l: outcome.validators.lastModified } : {}),
+      ...(outcome.md5 ? { m: outcome.md5 } : u?.m ? { m: u.m } : {}),
+      ...(outcome.fingerprint ? { p: outcome.fingerprint } : u?.p ? { p: u.p } : {}),
+      ...(outcome.validators?.etag ? { e: outcome.validators.etag } : outcome.result === 'not-modified' && u?.e ? { e: u.e } : {}),
+      ...(outcome.validators?.lastModified ? { l: outcome.validators.lastModified } : outcome.result === 'not-modified' && u?.l ? { l: u.l } : {}),
+      ...(u?.r ? { r: u.r } : {}),
     };
+    if (this.options.revisit) this.trackChange(outcome, u, next, first, now, ctx);
     this.urls.put(outcome.url, next);
     // A same-host redirect target is now known too: do not fetch it again as a new URL.
     if (outcome.finalUrl && outcome.finalUrl !== outcome.url && hostKey(outcome.finalUrl) === hostKey(outcome.url)) {
       const target = await this.urls.get(outcome.finalUrl);
       if (!target) {
-        this.urls.put(outcome.finalUrl, { ...next });
+        const { r: _r, n: _n, ...known } = next;
+        this.urls.put(outcome.finalUrl, known);
         this.stats.urlsKnown++;
       } else if (target.st === 'queued' && target.q) {
         this.queues.remove(hostKey(outcome.finalUrl), target.q);
@@ -463,6 +496,75 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
         const { q: _q, ...rest } = target;
         this.urls.put(outcome.finalUrl, { ...rest, st: 'done', f: now });
       }
+    }
+  }
+
+  /**
+   * Change detection and the revisit loop (seeds 001 and 004): decides new / changed / unchanged /
+   * gone, feeds the change-rate estimator, files the URL in the long-term queue at its next visit,
+   * and reports `revisits` and `changes` events. A different MD5 whose text fingerprint is within
+   * the Hamming threshold is a boilerplate-only change (ads, dates, menus): not a content change.
+   */
+  private trackChange(outcome: OutcomeLink, previous: UrlState | undefined, next: UrlState, first: boolean, now: number, ctx: ProcessorContext): void {
+    const nowS = now / 1000;
+    let result: RevisitRecord['result'];
+    if (outcome.result === 'gone') result = 'gone';
+    else if (outcome.result === 'error' || outcome.result === 'server-error' || outcome.result === 'client-error') result = 'error';
+    else if (outcome.result === 'not-modified') result = 'unchanged';
+    else if (!outcome.md5 || outcome.md5 === previous?.m) result = 'unchanged';
+    else if (outcome.fingerprint && previous?.p && hammingDistance(outcome.fingerprint, previous.p) <= this.options.changeHammingThreshold) result = 'unchanged';
+    else result = 'changed';
+
+    const pointer = outcome.page;
+    const change = (kind: ChangeRecord['kind']): void => {
+      const record: ChangeRecord = {
+        v: SCHEMA_VERSION,
+        url: outcome.url,
+        time: now,
+        kind,
+        ...(outcome.title ? { title: outcome.title } : {}),
+        ...(next.m ? { md5: next.m } : {}),
+        ...(next.p ? { fingerprint: next.p } : {}),
+        ...(pointer && kind !== 'gone' ? { page: pointer } : {}),
+      };
+      ctx.emit('changes', outcome.url, record);
+    };
+
+    if (first) {
+      if (outcome.result === 'ok') change('new');
+      const lastModified = next.l ? Date.parse(next.l) / 1000 : undefined;
+      next.r = initialRevisit(nowS, lastModified !== undefined && Number.isFinite(lastModified) ? lastModified : undefined);
+    } else {
+      this.stats.revisits++;
+      if (result === 'changed') {
+        this.stats.changed++;
+        change('changed');
+      } else if (result === 'gone' && previous?.st !== 'gone') change('gone');
+      if (result !== 'error' && next.r) next.r = updateRevisit(next.r, { at: nowS, changed: result === 'changed' });
+    }
+    if (result === 'unchanged' && !first && previous?.m && outcome.md5 && previous.m !== outcome.md5) next.m = outcome.md5;
+
+    // Next visit: the estimator's interval; a failed fetch is retried in a day; a gone page is not revisited.
+    let nextVisitAt: number | undefined;
+    if (result !== 'gone' && next.r) {
+      const intervalS = result === 'error' ? 86_400 : nextRevisitInterval(next.r, Math.random).interval;
+      nextVisitAt = Math.round(now + intervalS * 1000);
+      next.n = nextVisitAt;
+      this.queueStore.put(revisitKey(nextVisitAt, outcome.url), outcome.url);
+    }
+    if (!first) {
+      const estimate = next.r ? estimateInterval(next.r) : null;
+      const event: RevisitRecord = {
+        v: SCHEMA_VERSION,
+        url: outcome.url,
+        time: now,
+        result,
+        ...(previous?.m ? { previousHash: previous.m } : {}),
+        ...(outcome.md5 ? { newHash: outcome.md5 } : {}),
+        estimatedChangeIntervalS: estimate === null ? null : Math.round(estimate),
+        nextVisitAt: nextVisitAt ?? now,
+      };
+      ctx.emit('revisits', outcome.url, event);
     }
   }
 }

@@ -1,4 +1,5 @@
 import type { PolitenessState } from './politeness/state.ts';
+import type { RevisitState } from '../revisit/estimator.ts';
 
 /**
  * What the scheduler keeps per URL and per host in its partition's stores. Field names are short
@@ -27,6 +28,14 @@ export interface UrlState {
   /** ETag / Last-Modified */
   e?: string;
   l?: string;
+  /** 64-bit text fingerprint (hex) of the last body */
+  p?: string;
+  /** change-rate estimator state (seed 004, services/revisit) */
+  r?: RevisitState;
+  /** next revisit time (ms); the revisit index entry is keyed by it */
+  n?: number;
+  /** queued as a revisit of a known page (not a discovery) */
+  v?: 1;
 }
 
 export interface InFlight {
@@ -73,6 +82,8 @@ export interface PartitionStats {
   depthSkipped: number;
   cgiSkipped: number;
   siteCapSkipped: number;
+  revisits: number;
+  changed: number;
   errors: number;
   lost: number;
   bytes: number;
@@ -91,6 +102,8 @@ export function emptyStats(): PartitionStats {
     depthSkipped: 0,
     cgiSkipped: 0,
     siteCapSkipped: 0,
+    revisits: 0,
+    changed: 0,
     errors: 0,
     lost: 0,
     bytes: 0,
@@ -114,4 +127,18 @@ export function queueKey(host: string, score: number, seq: number): string {
 
 export function queuePrefix(host: string): string {
   return `${host}\u0000`;
+}
+
+/**
+ * The long-term queue (seed 004's day files): known URLs by their next visit time, in the same
+ * store as the host queues under a prefix no host name can start with.
+ */
+export const REVISIT_PREFIX = '\u0001';
+
+export function revisitKey(dueAt: number, url: string): string {
+  return `${REVISIT_PREFIX}${String(Math.max(0, Math.round(dueAt))).padStart(15, '0')}\u0000${url}`;
+}
+
+export function revisitKeyBound(time: number): string {
+  return `${REVISIT_PREFIX}${String(Math.max(0, Math.round(time))).padStart(15, '0')}\u0001`;
 }

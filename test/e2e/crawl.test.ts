@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { SimWeb } from '../../services/simweb/index.ts';
 import { runCrawl } from '../../services/cli/crawl.ts';
 import { createResolver } from '../../services/fetcher/dns.ts';
-import { transportKinds, kafkaBrokers, tempDir, removeDir, uniquePrefix } from '../support/transports.ts';
+import { transportKinds, kafkaBrokers, tempDir, removeDir, uniquePrefix, openTransport, readAll } from '../support/transports.ts';
 import { assertFetchedExactlyOnce, assertPolite, resolveEntries } from '../support/crawl-check.ts';
 
 const MIN_INTERVAL_MS = 50;
@@ -24,10 +24,11 @@ for (const kind of transportKinds) {
       try {
         const dir = tempDir();
         dirs.push(dir);
+        const prefix = kind === 'kafka' ? uniquePrefix() : '';
         const summary = await runCrawl({
           seeds: web.homeUrls(),
           dataDir: dir,
-          ...(kind === 'kafka' ? { kafkaBrokers: kafkaBrokers(), topicPrefix: uniquePrefix() } : {}),
+          ...(kind === 'kafka' ? { kafkaBrokers: kafkaBrokers(), topicPrefix: prefix } : {}),
           partitions: 4,
           untilIdle: true,
           scheduler: { minIntervalMs: MIN_INTERVAL_MS, maxDepth: 15, userAgent: 'meguri' },
@@ -46,6 +47,16 @@ for (const kind of transportKinds) {
         assert.equal(summary.robotsFetched, 50, 'robots.txt fetched once per host');
         assert.ok(summary.robotsDisallowedSkipped > 0);
         assert.ok(polite.minObservedGapMs >= MIN_INTERVAL_MS);
+        // Subscribers see exactly one "new" page event per page, each pointing at its `pages` record.
+        const transport = await openTransport(kind, dir);
+        try {
+          const changes = (await readAll(transport, `${prefix}changes`)).map((r) => JSON.parse(r.value!) as { url: string; kind: string; page?: { topic: string } });
+          assert.equal(changes.length, plan.urls.size);
+          assert.equal(new Set(changes.map((c) => c.url)).size, plan.urls.size);
+          assert.ok(changes.every((c) => c.kind === 'new' && c.page?.topic === `${prefix}pages`));
+        } finally {
+          await transport.close();
+        }
       } finally {
         await web.close();
       }
