@@ -25,7 +25,7 @@ import { hammingDistance } from '../parser/fingerprint.ts';
 import type { ChangeRecord, RevisitRecord } from '../../schemas/index.ts';
 import type { HostState, PartitionStats, UrlState } from './state.ts';
 import type { CrawlProgress } from './progress.ts';
-import { afterOutcome, beforeRequest, emptyPoliteness, politenessFromSchedulerOptions, underPageCap } from './politeness/index.ts';
+import { afterOutcome, beforeRequest, changePageInterval, emptyPoliteness, politenessFromSchedulerOptions, underPageCap } from './politeness/index.ts';
 import type { PolitenessConfig } from './politeness/index.ts';
 
 /** A page budget shared by the scheduler partitions of one process (`meguri crawl --max-pages`). */
@@ -480,7 +480,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       ...(outcome.validators?.lastModified ? { l: outcome.validators.lastModified } : outcome.result === 'not-modified' && u?.l ? { l: u.l } : {}),
       ...(u?.r ? { r: u.r } : {}),
     };
-    if (this.options.revisit) this.trackChange(outcome, u, next, first, now, ctx);
+    if (this.options.revisit) this.trackChange(outcome, u, next, first, now, ctx, state);
     this.urls.put(outcome.url, next);
     // A same-host redirect target is now known too: do not fetch it again as a new URL.
     if (outcome.finalUrl && outcome.finalUrl !== outcome.url && hostKey(outcome.finalUrl) === hostKey(outcome.url)) {
@@ -505,7 +505,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
    * and reports `revisits` and `changes` events. A different MD5 whose text fingerprint is within
    * the Hamming threshold is a boilerplate-only change (ads, dates, menus): not a content change.
    */
-  private trackChange(outcome: OutcomeLink, previous: UrlState | undefined, next: UrlState, first: boolean, now: number, ctx: ProcessorContext): void {
+  private trackChange(outcome: OutcomeLink, previous: UrlState | undefined, next: UrlState, first: boolean, now: number, ctx: ProcessorContext, host: HostState): void {
     const nowS = now / 1000;
     let result: RevisitRecord['result'];
     if (outcome.result === 'gone') result = 'gone';
@@ -546,12 +546,17 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
 
     // Next visit: the estimator's interval; a failed fetch is retried in a day; a gone page is not revisited.
     let nextVisitAt: number | undefined;
+    let intervalMs: number | undefined;
     if (result !== 'gone' && next.r) {
       const intervalS = result === 'error' ? 86_400 : nextRevisitInterval(next.r, Math.random).interval;
-      nextVisitAt = Math.round(now + intervalS * 1000);
+      intervalMs = Math.round(intervalS * 1000);
+      nextVisitAt = now + intervalMs;
       next.n = nextVisitAt;
+      next.w = intervalMs;
       this.queueStore.put(revisitKey(nextVisitAt, outcome.url), outcome.url);
-    }
+    } else delete next.w;
+    // Seed 004's server load index L_i = Σ 1/T_ij, kept incrementally as page intervals change.
+    if (previous?.w !== intervalMs) host.pol = changePageInterval(host.pol ?? emptyPoliteness(), previous?.w, intervalMs);
     if (!first) {
       const estimate = next.r ? estimateInterval(next.r) : null;
       const event: RevisitRecord = {

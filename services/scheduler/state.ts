@@ -34,6 +34,8 @@ export interface UrlState {
   r?: RevisitState;
   /** next revisit time (ms); the revisit index entry is keyed by it */
   n?: number;
+  /** scheduled revisit interval (ms), counted in the host's load index L_i */
+  w?: number;
   /** queued as a revisit of a known page (not a discovery) */
   v?: 1;
 }

@@ -12,6 +12,7 @@ import { SCHEMA_VERSION, frontierRecord } from '../../schemas/index.ts';
 import type { FrontierRecord, LinksRecord, OutcomeLink } from '../../schemas/index.ts';
 import { ReadyHeap } from '../../services/scheduler/ready-heap.ts';
 import { queueKey } from '../../services/scheduler/state.ts';
+import { hostRows } from '../../services/cli/stats.ts';
 import { tempDir, removeDir, readAll, waitFor } from '../support/transports.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -250,6 +251,15 @@ describe('scheduler revisits', { timeout: 60_000 }, () => {
     } finally {
       await service.stop();
       await transport.close();
+    }
+    try {
+      // The gone page left the host's load index; before that it counted 1/T for its interval.
+      const rows = await hostRows(dir, '', clock.now());
+      assert.equal(rows.length, 1);
+      assert.equal(rows[0]!.host, 'r.test');
+      assert.equal(rows[0]!.L, 0);
+      assert.equal(rows[0]!.fetched, 5);
+    } finally {
       removeDir(dir);
     }
   });
