@@ -22,6 +22,7 @@ import { QueueCache } from './queue-cache.ts';
 import { STATS_KEY, emptyStats, queueKey, revisitKey, revisitKeyBound, REVISIT_PREFIX } from './state.ts';
 import { initialState as initialRevisit, update as updateRevisit, nextInterval as nextRevisitInterval, estimateInterval } from '../revisit/estimator.ts';
 import { hammingDistance } from '../parser/fingerprint.ts';
+import { hostOf } from '../parser/url.ts';
 import type { ChangeRecord, RevisitRecord } from '../../schemas/index.ts';
 import type { HostState, PartitionStats, UrlState } from './state.ts';
 import type { CrawlProgress } from './progress.ts';
@@ -39,27 +40,15 @@ export interface SchedulerExtras {
   readonly budget?: FetchBudget;
 }
 
-/** The scheduler's unit of politeness and ownership: host[:port] of a URL, lower-case. */
+/**
+ * The scheduler's unit of politeness and ownership: host[:port] of a URL, lower-case — the same
+ * function the parser keys `links` records with, so a host's records always meet its state.
+ * Topic URLs are validated absolute http(s) URLs; anything unusable fails loudly here.
+ */
 export function hostKey(url: string): string {
-  // Fast path for the normalised absolute URLs every topic carries: the authority between "//" and
-  // the next "/", "?" or "#", lower-cased; anything unusual goes through the WHATWG parser.
-  const start = url.indexOf('//');
-  if (start > 0 && start < 8) {
-    let end = start + 2;
-    while (end < url.length) {
-      const c = url.charCodeAt(end);
-      if (c === 47 || c === 63 || c === 35) break; // / ? #
-      if (c === 64 || c === 92) return new URL(url).host.toLowerCase(); // @ or \: let WHATWG decide
-      end++;
-    }
-    const authority = url.slice(start + 2, end);
-    const lower = authority.toLowerCase();
-    // Default ports are dropped by normalisation; keep parity with URL.host if one slipped through.
-    if (lower.endsWith(':80') && url.startsWith('http:')) return lower.slice(0, -3);
-    if (lower.endsWith(':443') && url.startsWith('https:')) return lower.slice(0, -4);
-    return lower;
-  }
-  return new URL(url).host.toLowerCase();
+  const host = hostOf(url);
+  if (host === '') throw new TypeError(`not an absolute http(s) URL: ${url}`);
+  return host;
 }
 
 function robotsUrlFor(url: string): string {
