@@ -850,4 +850,33 @@ export class SimWebModel {
     }
     return plan;
   }
+
+  /**
+   * The link graph a correct crawler sees from `o.seeds`: nodes are the pages of `expectedFetchSet(o)`
+   * (in its order, seeds first), edges the links it follows between them (a redirect links to its
+   * target), each distinct target once per page in page order. For measuring crawl order against the
+   * true PageRank of what the crawl can reach.
+   */
+  linkGraph(o: ExpectedFetchOptions, now: number): { urls: string[]; src: Uint32Array; dst: Uint32Array } {
+    const at = o.at ?? now;
+    const urls = [...this.expectedFetchSet(o, now).urls];
+    const index = new Map(urls.map((u, i) => [u, i]));
+    const src: number[] = [];
+    const dst: number[] = [];
+    urls.forEach((url, i) => {
+      const p = this.parseUrl(url);
+      if (p === undefined) return;
+      const res = this.fetchResult(p.host, p.path, at, o.followNofollow === true);
+      const targets = res.redirect === undefined ? res.links : [...res.links, res.redirect];
+      const seen = new Set<number>();
+      for (const l of targets) {
+        const t = index.get(this.canonical(l.host, l.path));
+        if (t === undefined || seen.has(t)) continue;
+        seen.add(t);
+        src.push(i);
+        dst.push(t);
+      }
+    });
+    return { urls, src: Uint32Array.from(src), dst: Uint32Array.from(dst) };
+  }
 }

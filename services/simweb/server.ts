@@ -383,6 +383,11 @@ export class SimWeb {
     return this.model.expectedFetchSet(o, this.clock.now());
   }
 
+  /** The link graph between the pages of `expectedFetchSet(o)` (see SimWebModel.linkGraph). */
+  linkGraph(o: ExpectedFetchOptions): { urls: string[]; src: Uint32Array; dst: Uint32Array } {
+    return this.model.linkGraph(o, this.clock.now());
+  }
+
   /** Number of changes of the page at `url` up to clock time t (the version in its ETag). */
   versionAt(url: string, t: number): number {
     return this.model.versionAt(url, t);

@@ -170,6 +170,41 @@ describe('graph model', () => {
     assert.ok(followAll.urls.size > plan.urls.size);
   });
 
+  test('link graph: the ground-truth pages and the links followed between them, each once', () => {
+    const m = model({ nofollowShare: 0.3, hostile: { pages: { redirect: 0.3, png: 0.1 } } });
+    const seeds = [m.urlOf(0, 0), m.urlOf(3, 0)];
+    const plan = m.expectedFetchSet({ seeds, maxDepth: 15 }, T0);
+    const g = m.linkGraph({ seeds, maxDepth: 15 }, T0);
+    assert.deepEqual(g.urls, [...plan.urls]);
+    assert.equal(g.src.length, g.dst.length);
+    const edges = new Set<string>();
+    for (let i = 0; i < g.src.length; i++) {
+      const key = `${g.urls[g.src[i]!]} ${g.urls[g.dst[i]!]}`;
+      assert.ok(!edges.has(key), `edge listed twice: ${key}`);
+      edges.add(key);
+    }
+    // Independently: followed links of HTML pages and redirect hops, kept when the target is a node.
+    const want = new Set<string>();
+    let nofollowSeen = 0;
+    for (const u of plan.urls) {
+      const p = m.parseUrl(u);
+      assert.ok(p);
+      const r = m.resolve(p.host, p.path, T0);
+      const targets: string[] = [];
+      if (r.type === 'page') {
+        for (const l of r.links) {
+          if (l.nofollow) nofollowSeen++;
+          else targets.push(m.canonical(l.host, l.path));
+        }
+      } else if (r.type === 'redirect') targets.push(m.canonical(r.to.host, r.to.path));
+      for (const t of targets) if (plan.urls.has(t)) want.add(`${u} ${t}`);
+    }
+    assert.ok(nofollowSeen > 0, 'some links are nofollow');
+    assert.ok([...plan.outcome.values()].includes('redirect'), 'some pages redirect');
+    assert.deepEqual([...edges].sort(), [...want].sort());
+    assert.ok(edges.size > g.urls.length * 5, `${edges.size} edges over ${g.urls.length} pages`);
+  });
+
   test('redirect targets inherit depth by default, or cost one hop', () => {
     const m = model({ hostile: { pages: { redirect: 0.5 } } });
     let redirect: string | undefined;
