@@ -1,7 +1,7 @@
 // Revisit policies on simulated Poisson pages (meguri's equation-(4) estimator, the Cho MLE, a
 // fixed interval with meguri's fetch budget), the estimator's bookkeeping cost per fetch outcome,
 // and the stored state size per URL.
-// Run: npx tsx bench/revisit-estimator.bench.ts [--json] [--pages N] [--days D] [--seed S]
+// Run: npm run bench:revisit -- [--json] [--pages N] [--days D] [--seed S]
 import {
   DAY_S,
   HOUR_S,
@@ -123,7 +123,11 @@ const result = {
   days,
   seed,
   simulationMs: Math.round(simMs),
-  policies: { meguri: pick(cmp.meguri), cho: pick(cmp.cho), fixed: pick(cmp.fixed) },
+  allocation: cmp.options.revisit.allocation,
+  freshnessScaleS: cmp.options.revisit.freshnessScaleS,
+  meguri: pick(cmp.meguri),
+  cho: pick(cmp.cho),
+  fixed: pick(cmp.fixed),
   ratios: {
     versionsPerFetchMeguriOverFixed: round(cmp.meguri.versionsPerFetch / cmp.fixed.versionsPerFetch, 3),
     stalenessMeguriOverFixed: round(cmp.meguri.meanStalenessS / cmp.fixed.meanStalenessS, 3),
@@ -137,7 +141,8 @@ if (json) {
 } else {
   console.log(`revisit policies: ${pages} pages, ${days} days, seed ${seed} (simulation ${result.simulationMs} ms)`);
   console.log('policy   fetches  versions  vers/fetch  staleness(s)  freshness  age(s)  fetches/day');
-  for (const [name, r] of Object.entries(result.policies)) {
+  for (const name of ['meguri', 'cho', 'fixed'] as const) {
+    const r = result[name];
     console.log(
       `${name.padEnd(8)} ${String(r.fetches).padStart(8)} ${String(r.versionsCaptured).padStart(9)} ${r.versionsPerFetch
         .toFixed(4)

@@ -49,7 +49,11 @@ export interface RevisitOptions {
   /** Bounds for the Last-Modified-derived interval before the 2nd access. */
   lastModifiedMinS: number;
   lastModifiedMaxS: number;
-  /** Back-off constant: never-changed intervals are multiplied by it, always-changed divided. */
+  /**
+   * Back-off constant of the singular cases: the assumed change interval is multiplied by it when
+   * nothing changed, divided when everything did. The revisit interval moves by the same factor under
+   * `proportional` allocation and by its square root under `sqrt`.
+   */
   backoff: number;
   /** No interval is shorter than this. */
   minIntervalS: number;
@@ -57,6 +61,15 @@ export interface RevisitOptions {
   capS: number;
   capRandomMinS: number;
   capRandomMaxS: number;
+  /**
+   * How an estimated change interval τ̂ becomes a revisit interval. `proportional` revisits every
+   * τ̂ (seed 004). `sqrt` revisits every √(τ̂ · freshnessScaleS): the slow-page form of Cho &
+   * Garcia-Molina's freshness-optimal allocation (visit rate ∝ √λ), which spends less of the budget
+   * on pages that change faster than they can be kept fresh and more on slowly changing ones.
+   */
+  allocation: 'proportional' | 'sqrt';
+  /** τ0 of the `sqrt` allocation: pages changing every τ0 are revisited every τ0. */
+  freshnessScaleS: number;
 }
 
 export const DEFAULT_REVISIT_OPTIONS: Readonly<RevisitOptions> = Object.freeze({
@@ -69,6 +82,8 @@ export const DEFAULT_REVISIT_OPTIONS: Readonly<RevisitOptions> = Object.freeze({
   capS: 400 * DAY_S,
   capRandomMinS: 300 * DAY_S,
   capRandomMaxS: 400 * DAY_S,
+  allocation: 'sqrt',
+  freshnessScaleS: 6 * HOUR_S,
 });
 
 export interface Outcome {
@@ -136,25 +151,34 @@ export function scheduleInterval(
   let kind: IntervalKind;
   if (state.a === 0) {
     if (state.i > 0) {
-      interval = clamp(state.i, opts.lastModifiedMinS, opts.lastModifiedMaxS);
+      interval = clamp(allocate(state.i, opts), opts.lastModifiedMinS, opts.lastModifiedMaxS);
       kind = 'lastModified';
     } else {
       interval = opts.secondVisitMinS + rng() * (opts.secondVisitMaxS - opts.secondVisitMinS);
       kind = 'second';
     }
   } else if (estimate != null && Number.isFinite(estimate) && estimate > 0) {
-    interval = estimate;
+    interval = allocate(estimate, opts);
     kind = 'estimate';
   } else if (state.m === 0 || state.s >= state.a) {
     // Never changed: stretch. Also covers a log ratio that rounded to zero.
-    interval = state.i * opts.backoff;
+    interval = state.i * backoffStep(opts);
     kind = 'backoffUp';
   } else {
     // Changed at every access: shrink towards the minimum.
-    interval = state.i / opts.backoff;
+    interval = state.i / backoffStep(opts);
     kind = 'backoffDown';
   }
   return capInterval(Math.max(interval, opts.minIntervalS), kind, rng, opts);
+}
+
+/** Revisit interval for an estimated change interval τ̂ (seconds) under the configured allocation. */
+export function allocate(changeIntervalS: number, opts: Pick<RevisitOptions, 'allocation' | 'freshnessScaleS'> = DEFAULT_REVISIT_OPTIONS): number {
+  return opts.allocation === 'sqrt' ? Math.sqrt(changeIntervalS * opts.freshnessScaleS) : changeIntervalS;
+}
+
+function backoffStep(opts: RevisitOptions): number {
+  return opts.allocation === 'sqrt' ? Math.sqrt(opts.backoff) : opts.backoff;
 }
 
 function capInterval(interval: number, kind: IntervalKind, rng: Rng, opts: RevisitOptions): NextInterval {
