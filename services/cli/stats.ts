@@ -10,7 +10,7 @@ import { TaskStores } from '../runtime/store.ts';
 import { STATS_KEY } from '../scheduler/state.ts';
 import type { HostState } from '../scheduler/state.ts';
 import { emptyPoliteness, loadReport, politenessConfig } from '../scheduler/politeness/index.ts';
-import type { LoadRow } from '../scheduler/politeness/index.ts';
+import type { LoadRow, OverloadRemedy } from '../scheduler/politeness/index.ts';
 
 export interface HostRow extends LoadRow {
   partition: number;
@@ -19,6 +19,14 @@ export interface HostRow extends LoadRow {
   /** seconds until the host may be asked again (0: now) */
   nextInS: number;
   state: 'ok' | 'parked' | 'suspended' | 'robots-unreachable' | 'in-flight';
+  /** the overload remedy in force (null: the host bears its schedule) */
+  remedy: OverloadRemedy | null;
+  /** revisit intervals are multiplied by this */
+  stretch: number;
+  /** and this many seconds are added to them */
+  delayS: number;
+  /** the politeness interval the schedule had to fit when the host was found overloaded */
+  allowedIntervalS: number | null;
 }
 
 export async function hostRows(dataDir: string, topicPrefix = '', now = Date.now()): Promise<HostRow[]> {
@@ -48,8 +56,17 @@ export async function hostRows(dataDir: string, topicPrefix = '', now = Date.now
               : value.inflight
                 ? 'in-flight'
                 : 'ok';
+        const report = loadReport(host, pol, config, ctx);
+        // The crawl records its own verdict when it plans a revisit on an overloaded host (this
+        // command does not know the crawl's politeness settings).
+        const ov = value.ov;
         rows.push({
-          ...loadReport(host, pol, config, ctx),
+          ...report,
+          overloaded: report.overloaded || ov !== undefined,
+          remedy: ov ? ov.k : null,
+          stretch: ov ? ov.f : 1,
+          delayS: ov ? Math.round(ov.d / 1000) : 0,
+          allowedIntervalS: ov ? ov.a / 1000 : null,
           partition,
           fetched: value.fetched,
           queued: value.queued,
@@ -71,8 +88,9 @@ export async function statsHostsCommand(flags: { data: string; topicPrefix: stri
     return;
   }
   const fmt = (v: number | null): string => (v === null ? '-' : String(v));
-  out(['host', 'fetched', 'queued', 'meanFetchS', 'maxFetchS', 'nextInS', 'L', '1/L s', 'R', 'overloaded', 'state'].join('\t'));
+  out(['host', 'fetched', 'queued', 'meanFetchS', 'maxFetchS', 'nextInS', 'L', '1/L s', 'R', 'overloaded', 'remedy', 'state'].join('\t'));
   for (const r of rows) {
-    out([r.host, r.fetched, r.queued, fmt(r.meanFetchS), fmt(r.maxFetchS), r.nextInS, r.L.toPrecision(3), fmt(r.accessIntervalS), fmt(r.R), r.overloaded ? 'yes' : 'no', r.state].join('\t'));
+    const remedy = r.remedy === 'stretch' ? `×${r.stretch.toPrecision(3)}` : r.remedy === 'delay' ? `+${r.delayS}s` : (r.remedy ?? '-');
+    out([r.host, r.fetched, r.queued, fmt(r.meanFetchS), fmt(r.maxFetchS), r.nextInS, r.L.toPrecision(3), fmt(r.accessIntervalS), fmt(r.R), r.overloaded ? 'yes' : 'no', remedy, r.state].join('\t'));
   }
 }

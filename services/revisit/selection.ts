@@ -198,20 +198,23 @@ export function stretchIntervals(intervalsS: readonly number[], l: number): numb
 }
 
 /**
- * The smallest d ≥ 0 (seconds) such that Σ 1/(T_j + d) ≤ 1/required. Adding d hits the most
- * frequently revisited pages hardest and barely touches the rest. Bisection on a monotone sum;
- * d ≤ n·required − min T suffices because then every term is ≤ 1/(n·required).
+ * The smallest d ≥ 0 (seconds) such that Σ w_j/(T_j + d) ≤ 1/required (w_j = 1 unless weights are
+ * given, e.g. counts of a histogram). Adding d hits the most frequently revisited pages hardest and
+ * barely touches the rest. Bisection on a monotone sum; d ≤ n·required − min T suffices because then
+ * every term is ≤ w_j/(n·required), n = Σ w_j.
  */
-export function requiredDelay(intervalsS: readonly number[], requiredS: number): number {
+export function requiredDelay(intervalsS: readonly number[], requiredS: number, weights?: readonly number[]): number {
   const target = 1 / requiredS;
   const load = (d: number): number => {
     let s = 0;
-    for (const t of intervalsS) s += 1 / (t + d);
+    for (let j = 0; j < intervalsS.length; j++) s += (weights?.[j] ?? 1) / ((intervalsS[j] ?? 0) + d);
     return s;
   };
   if (intervalsS.length === 0 || load(0) <= target) return 0;
+  let n = 0;
+  for (let j = 0; j < intervalsS.length; j++) n += weights?.[j] ?? 1;
   let lo = 0;
-  let hi = intervalsS.length * requiredS;
+  let hi = n * requiredS;
   for (let i = 0; i < 200 && hi - lo > 1e-9 * hi; i++) {
     const mid = (lo + hi) / 2;
     if (load(mid) <= target) hi = mid;

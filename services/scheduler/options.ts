@@ -21,6 +21,28 @@ export const schedulerOptionsSchema = z.strictObject({
   maxDispatchPerRound: z.number().int().min(1).default(2000).describe('Fetch requests emitted per dispatch round at most.'),
   revisit: z.boolean().default(true).describe('Revisit fetched pages at their estimated change rate and report changes (seed 004).'),
   revisitSweepMs: z.number().int().min(1).default(1000).describe('How often the long-term queue is swept for due revisits.'),
+  revisitKnownShare: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.5)
+    .describe("Share of a host's requests given to revisits of known URLs while new URLs wait too (seed 004: half)."),
+  overloadRemedy: z
+    .enum(['stretch', 'delay', 'none'])
+    .default('stretch')
+    .describe('What to do when a host cannot bear its revisit schedule (1/L below its interval): multiply intervals, add a delay, or only report.'),
+  revisitPolicy: z
+    .strictObject({
+      allocation: z.enum(['proportional', 'sqrt']),
+      freshnessScaleS: z.number().positive(),
+      minIntervalS: z.number().positive(),
+      backoff: z.number().gt(1),
+      secondVisitMinS: z.number().positive(),
+      secondVisitMaxS: z.number().positive(),
+    })
+    .partial()
+    .default({})
+    .describe('Revisit interval rules (docs/revisits.md): allocation of estimated change intervals, τ0, minimum, back-off, 2nd-visit range.'),
   changeHammingThreshold: z.number().int().min(0).max(64).default(3).describe('Text fingerprints this close count as the same content (boilerplate-only change).'),
   politeness: politenessConfigSchema
     .omit({ minIntervalMs: true, maxDepth: true, maxCgiHops: true })

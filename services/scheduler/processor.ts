@@ -19,14 +19,16 @@ import type { AgentMatcher } from './robots/index.ts';
 import type { SchedulerOptions } from './options.ts';
 import { ReadyHeap } from './ready-heap.ts';
 import { QueueCache } from './queue-cache.ts';
-import { STATS_KEY, emptyStats, queueKey, revisitKey, revisitKeyBound, REVISIT_PREFIX } from './state.ts';
-import { initialState as initialRevisit, update as updateRevisit, nextInterval as nextRevisitInterval, estimateInterval } from '../revisit/estimator.ts';
+import { STATS_KEY, emptyStats, knownQueueKey, queueKey, revisitKey, revisitKeyBound, REVISIT_PREFIX } from './state.ts';
+import { DEFAULT_REVISIT_OPTIONS, initialState as initialRevisit, update as updateRevisit, nextInterval as nextRevisitInterval, estimateInterval } from '../revisit/estimator.ts';
+import type { RevisitOptions } from '../revisit/estimator.ts';
+import { alphaFromScore, selectionProbability } from '../revisit/selection.ts';
 import { hammingDistance } from '../parser/fingerprint.ts';
 import { hostOf } from '../parser/url.ts';
 import type { ChangeRecord, RevisitRecord } from '../../schemas/index.ts';
 import type { HostState, PartitionStats, UrlState } from './state.ts';
 import type { CrawlProgress } from './progress.ts';
-import { afterOutcome, beforeRequest, changePageInterval, emptyPoliteness, politenessFromSchedulerOptions, underPageCap } from './politeness/index.ts';
+import { afterOutcome, applyRemedy, beforeRequest, changePageInterval, emptyPoliteness, hostInterval, politenessFromSchedulerOptions, remedyFor, underPageCap } from './politeness/index.ts';
 import type { PolitenessConfig } from './politeness/index.ts';
 
 /** A page budget shared by the scheduler partitions of one process (`meguri crawl --max-pages`). */
@@ -73,6 +75,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   private readonly progress: CrawlProgress | undefined;
   private readonly budget: FetchBudget | undefined;
   private readonly politeness: PolitenessConfig;
+  private readonly revisitRules: RevisitOptions;
 
   constructor(
     readonly partition: number,
@@ -82,6 +85,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     this.progress = extras.progress;
     this.budget = extras.budget;
     this.politeness = politenessFromSchedulerOptions(options, options.politeness);
+    this.revisitRules = { ...DEFAULT_REVISIT_OPTIONS, ...options.revisitPolicy };
   }
 
   async init(ctx: ProcessorContext): Promise<void> {
@@ -176,6 +180,11 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       if (known.st !== 'queued' || !known.q) return;
       // Incremental PageRank (DL1): the contribution raises the queued URL's priority.
       const score = known.s + contribution;
+      // A due revisit keeps its place in the known queue (ordered by γ); only its score grows.
+      if (known.v) {
+        this.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth) });
+        return;
+      }
       this.queues.remove(host, known.q);
       const q = queueKey(host, score, this.stats.seq++);
       this.queues.add(host, q, url);
@@ -255,7 +264,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       return false;
     }
     for (;;) {
-      const head = await this.peekQueue(host);
+      const head = await this.nextFromQueue(host, state);
       if (!head) {
         this.hosts.put(host, state);
         return false;
@@ -281,9 +290,25 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       }
       const { q: _q, ...rest } = urlState;
       this.urls.put(head.url, { ...rest, st: 'inflight' });
+      if (head.both) state.ks = (state.ks ?? 0) + this.options.revisitKnownShare - (head.known ? 1 : 0);
       this.emitRequest(host, state, head.url, 'page', urlState, 1, ctx);
       return true;
     }
+  }
+
+  /**
+   * The host's next URL: new URLs (discovery, by score) and known URLs due for a revisit (by γ)
+   * share the host's requests — `revisitKnownShare` of them go to known URLs while both wait
+   * (seed 004 splits the short-term queue equally). A credit balance in the host state keeps the
+   * split exact over time; when only one kind waits it gets every request.
+   */
+  private async nextFromQueue(host: string, state: HostState): Promise<{ key: string; url: string; known: boolean; both: boolean } | undefined> {
+    const [fresh, known] = await Promise.all([this.queues.headNew(host), this.queues.headKnown(host)]);
+    if (!fresh && !known) return undefined;
+    if (!known) return { ...fresh!, known: false, both: false };
+    if (!fresh) return { ...known, known: true, both: false };
+    const takeKnown = (state.ks ?? 0) + this.options.revisitKnownShare >= 1 - 1e-9;
+    return takeKnown ? { ...known, known: true, both: true } : { ...fresh, known: false, both: true };
   }
 
   private peekQueue(host: string): Promise<{ key: string; url: string } | undefined> {
@@ -333,7 +358,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       if (!u || u.st === 'queued' || u.st === 'inflight' || u.n === undefined || u.n > now) continue;
       const host = hostKey(url);
       const state = await this.hostState(host, url);
-      const q = queueKey(host, u.s, this.stats.seq++);
+      const q = knownQueueKey(host, this.revisitPriority(u, now), this.stats.seq++);
       this.queues.add(host, q, url);
       const { n: _n, ...rest } = u;
       this.urls.put(url, { ...rest, st: 'queued', q, v: 1 });
@@ -343,6 +368,18 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       if (!state.inflight) this.schedule(host, Math.max(state.nextAt, now));
     }
     if (due.length > 0) this.saveStats();
+  }
+
+  /**
+   * Seed 001's γ(p,t) = α(p) + (1 − α(p))·β(p,t) for a due known URL: α from its importance score,
+   * β the chance it changed since the last fetch given its estimated change interval. Due URLs of a
+   * host are taken in γ order, so when the host's share of requests is short the pages most likely
+   * to have changed, or most important, go first.
+   */
+  private revisitPriority(u: UrlState, now: number): number {
+    const tau = (u.r ? estimateInterval(u.r) : null) ?? (u.w ?? 86_400_000) / 1000;
+    const tCrawl = (u.f ?? now) / 1000;
+    return selectionProbability(alphaFromScore(u.s), now / 1000, tCrawl, tau);
   }
 
   /** Re-issues requests whose outcome never came (a fetcher died with them). */
@@ -537,15 +574,25 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     let nextVisitAt: number | undefined;
     let intervalMs: number | undefined;
     if (result !== 'gone' && next.r) {
-      const intervalS = result === 'error' ? 86_400 : nextRevisitInterval(next.r, Math.random).interval;
+      const intervalS = result === 'error' ? 86_400 : nextRevisitInterval(next.r, Math.random, this.revisitRules).interval;
       intervalMs = Math.round(intervalS * 1000);
-      nextVisitAt = now + intervalMs;
-      next.n = nextVisitAt;
       next.w = intervalMs;
-      this.queueStore.put(revisitKey(nextVisitAt, outcome.url), outcome.url);
     } else delete next.w;
     // Seed 004's server load index L_i = Σ 1/T_ij, kept incrementally as page intervals change.
     if (previous?.w !== intervalMs) host.pol = changePageInterval(host.pol ?? emptyPoliteness(), previous?.w, intervalMs);
+    if (intervalMs !== undefined) {
+      // An overloaded host (1/L_i below its politeness interval) gets its intervals stretched or
+      // delayed until the schedule fits (seed 004's remedies).
+      const allowedMs = hostInterval(host.pol ?? emptyPoliteness(), this.politeness, host.crawlDelayMs !== undefined ? { crawlDelayMs: host.crawlDelayMs } : {}).ms;
+      const remedy = remedyFor(host.pol ?? emptyPoliteness(), allowedMs, this.options.overloadRemedy);
+      if (remedy.overloaded) {
+        this.stats.overloadedRevisits++;
+        host.ov = { a: allowedMs, k: remedy.remedy, f: remedy.factor, d: remedy.delayMs };
+      } else delete host.ov;
+      nextVisitAt = now + (result === 'error' ? intervalMs : applyRemedy(intervalMs, remedy));
+      next.n = nextVisitAt;
+      this.queueStore.put(revisitKey(nextVisitAt, outcome.url), outcome.url);
+    }
     if (!first) {
       const estimate = next.r ? estimateInterval(next.r) : null;
       const event: RevisitRecord = {

@@ -5,7 +5,7 @@
  * are dropped when the cache is over its budget; they are re-read from the store when needed.
  */
 import type { KeyValueStore } from '../runtime/index.ts';
-import { queuePrefix } from './state.ts';
+import { KNOWN_MARK, queuePrefix } from './state.ts';
 
 interface Entry {
   readonly key: string;
@@ -79,6 +79,23 @@ export class QueueCache {
 
   async head(host: string): Promise<Entry | undefined> {
     return (await this.load(host))[0];
+  }
+
+  /** Best new URL (discovery queue). */
+  async headNew(host: string): Promise<Entry | undefined> {
+    const first = (await this.load(host))[0];
+    return first && !QueueCache.isKnown(host, first.key) ? first : undefined;
+  }
+
+  /** Best known URL due for a revisit (they sort after every new URL). */
+  async headKnown(host: string): Promise<Entry | undefined> {
+    const list = await this.load(host);
+    const entry = list[QueueCache.position(list, queuePrefix(host) + KNOWN_MARK)];
+    return entry && QueueCache.isKnown(host, entry.key) ? entry : undefined;
+  }
+
+  private static isKnown(host: string, key: string): boolean {
+    return key.charAt(host.length + 1) === KNOWN_MARK;
   }
 
   async all(host: string): Promise<readonly Entry[]> {

@@ -1,4 +1,5 @@
 import type { PolitenessState } from './politeness/state.ts';
+import type { OverloadRemedy } from './politeness/remedy.ts';
 import type { RevisitState } from '../revisit/estimator.ts';
 
 /**
@@ -72,6 +73,10 @@ export interface HostState {
   ip?: string;
   /** politeness policy state: recent requests, back-off, parking, suspension, load */
   pol?: PolitenessState;
+  /** credit of known (revisit) URLs in the new/known split of the host's requests */
+  ks?: number;
+  /** set while the host is overloaded: allowed interval (ms), remedy, its factor and delay (ms) */
+  ov?: { a: number; k: OverloadRemedy; f: number; d: number };
 }
 
 /** Partition-wide counters, stored so they survive restarts and move with the partition. */
@@ -86,6 +91,8 @@ export interface PartitionStats {
   siteCapSkipped: number;
   revisits: number;
   changed: number;
+  /** revisits planned while their host was overloaded (the remedy, if any, applied) */
+  overloadedRevisits: number;
   errors: number;
   lost: number;
   bytes: number;
@@ -106,6 +113,7 @@ export function emptyStats(): PartitionStats {
     siteCapSkipped: 0,
     revisits: 0,
     changed: 0,
+    overloadedRevisits: 0,
     errors: 0,
     lost: 0,
     bytes: 0,
@@ -126,6 +134,17 @@ export function queueKey(host: string, score: number, seq: number): string {
   const inverted = Math.max(0, 1e15 - Math.round(Math.max(0, score) * 1e6));
   return `${host}\u0000${String(inverted).padStart(16, '0')}\u0000${String(seq).padStart(12, '0')}`;
 }
+
+/**
+ * Known URLs due for a revisit sort after every new URL of the host ('~' follows the digits), by
+ * selection priority γ ∈ [0, 1] (highest first), then sequence.
+ */
+export function knownQueueKey(host: string, gamma: number, seq: number): string {
+  const inverted = Math.max(0, 1e15 - Math.round(Math.min(1, Math.max(0, gamma)) * 1e15));
+  return `${host}\u0000${KNOWN_MARK}${String(inverted).padStart(16, '0')}\u0000${String(seq).padStart(12, '0')}`;
+}
+
+export const KNOWN_MARK = '~';
 
 export function queuePrefix(host: string): string {
   return `${host}\u0000`;

@@ -264,3 +264,128 @@ describe('scheduler revisits', { timeout: 60_000 }, () => {
     }
   });
 });
+
+describe('scheduler revisit scheduling', { timeout: 60_000 }, () => {
+  /** A scheduler on the embedded log with a manual clock, and helpers to play the fetcher. */
+  async function harness(options: Parameters<typeof schedulerService>[0]) {
+    const dir = tempDir();
+    const transport = await EmbeddedTransport.open({ dir });
+    const clock = new ManualClock(T0);
+    const progress = new CrawlProgress();
+    const service = new StreamService(
+      schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, revisitSweepMs: 1000, minIntervalMs: 0, ...options, politeness: { kFactor: 0, suspendEnabled: false } }, { progress }),
+      { transport, dataDir: dir, partitions: 1, clock },
+    );
+    await transport.ensureTopics(service.topicDefinitions(1));
+    await service.start();
+    await service.ready();
+    let seen = 0;
+    const next = async (): Promise<FrontierRecord> => {
+      let all: FrontierRecord[] = [];
+      await waitFor('a frontier record', async () => {
+        all = (await readAll(transport, 'frontier')).map((r) => frontierRecord.parse(JSON.parse(r.value!)));
+        return all.length > seen;
+      }, 10_000, 10);
+      return all[seen++]!;
+    };
+    const send = (v: LinksRecord): Promise<unknown> => transport.send([{ topic: 'links', key: hostKey(v.url), value: Buffer.from(JSON.stringify(v)) }]);
+    const answer = (req: FrontierRecord, extra: Partial<OutcomeLink> = {}): Promise<unknown> =>
+      send(
+        req.reason === 'robots'
+          ? { v: SCHEMA_VERSION, type: 'outcome', requestId: req.requestId, url: req.url, reason: req.reason, status: 404, result: 'client-error', outDegree: 0, fetch: { totalMs: 5, bytes: 0 }, fetchedAt: clock.now(), robots: { status: 404 } }
+          : { v: SCHEMA_VERSION, type: 'outcome', requestId: req.requestId, url: req.url, reason: req.reason, status: 200, result: 'ok', outDegree: 0, fetch: { totalMs: 5, bytes: 50_000 }, fetchedAt: clock.now(), md5: 'a'.repeat(32), ...extra },
+      );
+    /** The next request that is not robots.txt (robots.txt, due every 6 h, is answered 404 on the way). */
+    const nextPage = async (): Promise<FrontierRecord> => {
+      for (;;) {
+        const req = await next();
+        if (req.reason !== 'robots') return req;
+        await answer(req);
+      }
+    };
+    const events = async (topic: string): Promise<Record<string, unknown>[]> => (await readAll(transport, topic)).map((r) => JSON.parse(r.value!) as Record<string, unknown>);
+    /** Moves the clock in steps until the next page request (the scheduler applies outcomes asynchronously). */
+    const advanceToPage = async (stepMs: number): Promise<FrontierRecord> => {
+      for (let i = 0; i < 200; i++) {
+        if ((await readAll(transport, 'frontier')).length > seen) return nextPage();
+        clock.advance(stepMs);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      throw new Error('no request');
+    };
+    const stop = async (): Promise<void> => {
+      await service.stop();
+      await transport.close();
+    };
+    return { dir, clock, progress, next, nextPage, advanceToPage, send, answer, events, stop };
+  }
+
+  it('due known URLs share the host with new URLs half and half, in γ order', async () => {
+    // The held request must not count as lost while the clock jumps.
+    const h = await harness({ requestTimeoutMs: 90 * 86_400_000 });
+    try {
+      // Four known pages whose Last-Modified ages (1, 4, 9, 16 days) give different revisit intervals.
+      const ages = [16, 1, 9, 4];
+      for (let i = 0; i < ages.length; i++) await h.send({ v: 1, type: 'seed', url: `http://s.test/k${i}`, addedAt: T0 });
+      await h.answer(await h.next()); // robots.txt
+      for (let i = 0; i < ages.length; i++) {
+        const req = await h.nextPage();
+        const age = ages[Number(req.url.slice(-1))]!;
+        await h.answer(req, { validators: { lastModified: new Date(T0 - age * 86_400_000).toUTCString() } });
+      }
+      // Eight new URLs; the first goes out at once and is held in flight while the clock jumps 31 days.
+      for (let i = 0; i < 8; i++) await h.send({ v: 1, type: 'link', url: `http://s.test/n${i}`, source: 'http://s.test/k0', depth: 1, cgiHops: 0, contribution: 0.1, sameSite: true, foundAt: T0 });
+      const held = await h.nextPage();
+      assert.equal(held.reason, 'new');
+      for (let d = 0; d < 31; d++) h.clock.advance(86_400_000);
+      h.clock.advance(1000);
+      await waitFor('the sweep queues the due pages', async () => {
+        h.clock.advance(1000);
+        await new Promise((r) => setTimeout(r, 20));
+        return (await h.events('revisits')).length === 0 && h.progress.totals().queued >= 11;
+      }, 10_000, 5);
+      await h.answer(held);
+      const order: FrontierRecord[] = [];
+      for (let i = 0; i < 8; i++) {
+        const req = await h.nextPage();
+        order.push(req);
+        await h.answer(req);
+      }
+      assert.deepEqual(order.map((r) => r.reason), ['new', 'revisit', 'new', 'revisit', 'new', 'revisit', 'new', 'revisit'], 'known and new URLs alternate');
+      // γ: with equal importance, the page most likely to have changed (shortest interval) first.
+      assert.deepEqual(order.filter((r) => r.reason === 'revisit').map((r) => r.url), ['http://s.test/k1', 'http://s.test/k3', 'http://s.test/k2', 'http://s.test/k0']);
+    } finally {
+      await h.stop();
+      removeDir(h.dir);
+    }
+  });
+
+  it('an overloaded host is flagged and its revisit intervals stretched until 1/L fits the politeness interval', async () => {
+    // Politeness allows one request per 60 s; every page asks for a revisit every 60 s.
+    const h = await harness({ minIntervalMs: 60_000, revisitPolicy: { minIntervalS: 60, secondVisitMinS: 60, secondVisitMaxS: 60 } });
+    try {
+      await h.send({ v: 1, type: 'seed', url: 'http://o.test/a', addedAt: T0 });
+      await h.send({ v: 1, type: 'seed', url: 'http://o.test/b', addedAt: T0 });
+      await h.answer(await h.next()); // robots.txt
+      const a = await h.advanceToPage(5000);
+      await h.answer(a);
+      await waitFor('first outcome applied', async () => (await h.events('changes')).length === 1, 5000, 10);
+      const b = await h.advanceToPage(5000);
+      await h.answer(b);
+      await waitFor('second outcome applied', async () => (await h.events('changes')).length === 2, 5000, 10);
+      await waitFor('overload counted', () => h.progress.totals().overloadedRevisits === 1, 5000, 10);
+    } finally {
+      await h.stop();
+    }
+    try {
+      const rows = await hostRows(h.dir, '', T0 + 120_000);
+      const row = rows.find((r) => r.host === 'o.test')!;
+      assert.ok(Math.abs(row.L - 2 / 60) < 1e-9, 'L counts the intervals the estimator asked for');
+      assert.equal(row.overloaded, true);
+      assert.equal(row.remedy, 'stretch');
+      assert.ok(Math.abs(row.stretch - 2) < 1e-9, 'intervals × 2: 1/L becomes 60 s');
+    } finally {
+      removeDir(h.dir);
+    }
+  });
+});

@@ -13,3 +13,5 @@ export type { PolitenessOutcome, AfterOutcome, BeforeRequest, NextReason, WaitRe
 export { underPageCap, withinDepth, withinCgiHops, linkCapExceeded, mayStartOnIp, ipStarted, ipFinished } from './caps.ts';
 export { changePageInterval, loadIndex, loadReport, topByLoad } from './load.ts';
 export type { LoadRow } from './load.ts';
+export { remedyFor, applyRemedy, histogramChange, intervalBin } from './remedy.ts';
+export type { OverloadRemedy, Remedy } from './remedy.ts';

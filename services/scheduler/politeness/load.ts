@@ -9,6 +9,7 @@ import type { PolitenessConfig } from './config.ts';
 import { hostInterval, kFor } from './interval.ts';
 import type { PolitenessContext } from './interval.ts';
 import type { PolitenessState } from './state.ts';
+import { histogramChange } from './remedy.ts';
 
 /** 1/T in 1/s for an interval in ms; undefined or non-positive intervals contribute nothing. */
 function rate(intervalMs: number | undefined): number {
@@ -23,8 +24,9 @@ export function changePageInterval(state: PolitenessState, oldMs: number | undef
   const L = (state.L ?? 0) - rate(oldMs) + rate(newMs);
   // Float subtraction can leave a tiny residue (or a tiny negative) when the last page goes.
   const clean = L < 1e-12 ? 0 : L;
-  const { L: _old, ...rest } = state;
-  return clean === 0 ? rest : { ...rest, L: clean };
+  const { L: _old, lh: _lh, ...rest } = state;
+  const lh = histogramChange(state.lh, oldMs, newMs);
+  return { ...rest, ...(clean === 0 ? {} : { L: clean }), ...(lh ? { lh } : {}) };
 }
 
 /** L recomputed from scratch (for checks and rebuilds). */

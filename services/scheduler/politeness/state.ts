@@ -31,6 +31,8 @@ export interface PolitenessState {
   w?: number;
   /** load index L = Σ 1/T_ij over the host's pages, in 1/s */
   L?: number;
+  /** revisit intervals per half-octave bin (bin b ≈ 2^(b/2) s), sparse: what the delay remedy needs */
+  lh?: Record<string, number>;
   /** successful fetches measured (for the mean fetch time) */
   fn?: number;
   /** sum of their durations (ms; integer, so the mean never drifts) */
