@@ -91,6 +91,8 @@ export interface AccessLogEntry {
   conditional: boolean;
   /** Content-Encoding used, if any. */
   encoding?: string;
+  /** ETag of the representation answered (recorded even when the host does not send ETags). */
+  etag?: string;
   /** The response did not complete. */
   aborted: boolean;
   userAgent?: string;
@@ -826,6 +828,7 @@ export class SimWeb {
     let status = b.status;
     const v = b.validators;
     const mode = behavior?.validators ?? 'both';
+    if (v !== undefined) entry.etag = v.etag;
     if (v !== undefined && status === 200) {
       const useEtag = mode === 'both' || mode === 'etag';
       const useLm = mode === 'both' || mode === 'last-modified';

@@ -366,6 +366,7 @@ describe('served web', () => {
     assert.equal(none.status, 200);
     const log = web.accessLog().filter((e) => e.host === 'h0.sim.test' && e.path === new URL(url).pathname + new URL(url).search);
     assert.deepEqual(log.map((e) => e.conditional), [false, true, true, true]);
+    assert.ok(log.every((e) => e.etag === etag), 'the log names the version answered, 304s included');
   });
 
   test('pages change with the clock; 304 stops once the version moves', async () => {
