@@ -30,6 +30,7 @@ import {
 import type { PolitenessConfigInput, PolitenessOutcome, PolitenessState } from '../../services/scheduler/politeness/index.ts';
 import type { OutcomeLink } from '../../schemas/index.ts';
 import { schedulerOptionsSchema } from '../../services/scheduler/options.ts';
+import { recentFetchMs } from '../../services/scheduler/politeness/interval.ts';
 
 const T0 = 1_700_000_000_000;
 const MIN = 60_000;
@@ -113,6 +114,30 @@ test('host interval = max(minimum, crawl-delay, dynamic, k·e) and names the rul
   assert.equal(hostInterval(dyn, c).rule, 'dynamic');
   // a raised minimum wins over everything smaller
   assert.equal(hostInterval(fast, cfg({ minIntervalMs: 60_000 })).ms, 60_000);
+});
+
+test('k × e: e is the shorter of the last two error-free downloads, so one slow download is not multiplied', () => {
+  assert.equal(recentFetchMs(emptyPoliteness()), undefined);
+  assert.equal(recentFetchMs(ringOf([[20_000, 300]])), 300, 'one download: that one');
+  assert.equal(recentFetchMs(ringOf([[20_000, 5], [20_000, 500]])), 5);
+  assert.equal(recentFetchMs(ringOf([[20_000, 400], [20_000, 500]])), 400);
+  // errors are not download times and are skipped
+  assert.equal(recentFetchMs(ringOf([[20_000, 400], [20_000, 600], [0, 120_000, true]])), 400);
+  assert.equal(recentFetchMs(ringOf([[0, 120_000, true]])), undefined);
+
+  // A 1 s host answering in 5 ms; one 500 ms download (the crawler paused) leaves the interval at
+  // 1 s; a second one in a row gives k·e = 5 s.
+  const c = cfg({ minIntervalMs: 1_000 });
+  let s = emptyPoliteness();
+  let now = T0;
+  for (let i = 0; i < 5; i++) s = afterOutcome(s, ok(20_000, 5), (now += 1_000), c).state;
+  const once = afterOutcome(s, ok(20_000, 500), (now += 1_000), c);
+  assert.equal(once.intervalMs, 1_000);
+  assert.equal(once.reason, 'min');
+  const twice = afterOutcome(once.state, ok(20_000, 500), (now += 1_000), c);
+  assert.equal(twice.intervalMs, 5_000);
+  assert.equal(twice.reason, 'k-e');
+  assert.equal(twice.nextAt, now + 5_000);
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
  */
 import type { PolitenessConfig } from './config.ts';
 import type { PolitenessState } from './state.ts';
-import { RING_SIZE, lastFetchMs, ringErrorCount, ringSpeedBytesPerS } from './state.ts';
+import { RING_SIZE, ringError, ringErrorCount, ringSpeedBytesPerS } from './state.ts';
 
 /** What the scheduler knows about a host and the crawl that the stored state does not hold. */
 export interface PolitenessContext {
@@ -47,9 +47,27 @@ export function kFor(config: Pick<PolitenessConfig, 'kFactor'>, ctx: PolitenessC
   return config.kFactor;
 }
 
-/** Seed 004 / Najork: wait k times the last download time. */
-export function kTimesEMs(k: number, lastFetchMs: number | undefined): number {
-  return lastFetchMs === undefined ? 0 : Math.round(k * lastFetchMs);
+/** Seed 004 / Najork: wait k times the download time e. */
+export function kTimesEMs(k: number, fetchMs: number | undefined): number {
+  return fetchMs === undefined ? 0 : Math.round(k * fetchMs);
+}
+
+/**
+ * e of the k × e rule: the shorter of the last two error-free download times. A single slow
+ * download does not multiply the interval by k: on a busy crawler it is mostly the crawler's own
+ * pause (a GC, a full event loop), which lengthens every fetch in flight at once; a server that
+ * stays slow is caught on its second slow answer.
+ */
+export function recentFetchMs(state: PolitenessState): number | undefined {
+  let shortest: number | undefined;
+  let seen = 0;
+  for (let i = state.t.length - 1; i >= 0 && seen < 2; i--) {
+    if (ringError(state, i)) continue;
+    const t = state.t[i] ?? 0;
+    shortest = shortest === undefined ? t : Math.min(shortest, t);
+    seen++;
+  }
+  return shortest;
 }
 
 /**
@@ -61,7 +79,7 @@ export function hostInterval(state: PolitenessState, config: PolitenessConfig, c
   const floorMs = config.keepAliveMode ? config.keepAliveIntervalMs : config.minIntervalMs;
   const crawlDelayMs = Math.max(0, ctx.crawlDelayMs ?? 0);
   const dynamicMs = dynamicIntervalMs(floorMs, ringSpeedBytesPerS(state), ringErrorCount(state), config);
-  const kEMs = config.keepAliveMode ? 0 : kTimesEMs(kFor(config, ctx), lastFetchMs(state));
+  const kEMs = config.keepAliveMode ? 0 : kTimesEMs(kFor(config, ctx), recentFetchMs(state));
   let ms = floorMs;
   let rule: IntervalRule = config.keepAliveMode ? 'keep-alive' : 'min';
   // Strictly greater: on a tie the simpler rule is reported.
