@@ -4,13 +4,14 @@
  * --serve) on several loopback addresses, so the per-IP cap (2 requests in flight per address) does
  * not stand in for the per-host interval; robots.txt has no Crawl-delay and allows every host.
  *
- * Throughput is measured in the steady state: from one interval after the last robots.txt was
- * served to the end of the run, counted in the web server's access log. From the same log: the gap
+ * Throughput is measured in the steady state: from one interval plus a warm-up after the last
+ * robots.txt was served (the first pages of every host arrive together and need a few cycles to
+ * spread out) to the end of the run, counted in the web server's access log. From the same log: the gap
  * each host sees between the end of one request and the start of the next. From the crawler's own
  * topics (read back after the run): where each host's cycle time goes.
  *
  *   npm run bench:politeness -- [--hosts 5000] [--pages N] [--interval-ms 1000] [--window-s 25]
- *     [--ips 200] [--partitions 4] [--series 250,500,1000,2000,5000] [--json]
+ *     [--warmup-s 5] [--ips 200] [--partitions 4] [--series 250,500,1000,2000,5000] [--json]
  */
 import { parseArgs } from 'node:util';
 import { spawn } from 'node:child_process';
@@ -21,6 +22,7 @@ import { join } from 'node:path';
 import os from 'node:os';
 import { execSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { runCrawl } from '../services/cli/crawl.ts';
 import { createResolver } from '../services/fetcher/dns.ts';
 import { SimWeb } from '../services/simweb/server.ts';
@@ -107,6 +109,13 @@ function cpuSecondsOf(pid: number): number {
   // utime + stime from /proc/<pid>/stat, in clock ticks (100 Hz on Linux).
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Busy CPU seconds of the whole machine (every process), from /proc/stat. */
+function machineBusySeconds(): number {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal: all but idle and iowait are busy.
+  return (f.reduce((a, b) => a + b, 0) - (f[3] ?? 0) - (f[4] ?? 0)) / 100;
 }
 
 function crawlerCpuSeconds(): number {
@@ -362,10 +371,15 @@ async function run(hosts: number) {
     const rampS = (robotsAt - started) / 1000;
     const w0 = (Number.isFinite(robotsAt) ? robotsAt : Date.now()) + intervalMs + warmupS * 1000;
     await sleep(w0 - Date.now());
-    const cpu0 = { crawler: crawlerCpuSeconds(), web: cpuSecondsOf(web.child.pid!) };
+    const cpu0 = { crawler: crawlerCpuSeconds(), web: cpuSecondsOf(web.child.pid!), machine: machineBusySeconds() };
+    // The crawler's event-loop delay: every fetch in flight waits for it, and it is counted in the
+    // download time the k × e rule reads.
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
     await sleep(windowS * 1000);
+    loop.disable();
     const w1 = Date.now();
-    const cpu1 = { crawler: crawlerCpuSeconds(), web: cpuSecondsOf(web.child.pid!) };
+    const cpu1 = { crawler: crawlerCpuSeconds(), web: cpuSecondsOf(web.child.pid!), machine: machineBusySeconds() };
     abort.abort();
     await crawl;
     clearInterval(rssSampler);
@@ -377,6 +391,7 @@ async function run(hosts: number) {
     const achieved = server.pages / spanS;
     const crawlerCpuS = cpu1.crawler - cpu0.crawler;
     const webCpuS = cpu1.web - cpu0.web;
+    const otherCpuS = Math.max(0, cpu1.machine - cpu0.machine - crawlerCpuS - webCpuS);
     return {
       hosts,
       ips: loopbackIps(Number(values.ips)).length,
@@ -396,6 +411,9 @@ async function run(hosts: number) {
       meanServeMs: r1(server.meanServeMs),
       crawlerCores: r2(crawlerCpuS / spanS),
       webServerCores: r2(webCpuS / spanS),
+      otherProcessesCores: r2(otherCpuS / spanS),
+      eventLoopDelayP99Ms: r0(loop.percentile(99) / 1e6),
+      eventLoopDelayMaxMs: r0(loop.max / 1e6),
       peakRssMiB: Math.round(peakRss / 2 ** 20),
       cycle: crawler,
     };
@@ -427,7 +445,7 @@ if (values.serve) {
     /* not a git checkout */
   }
   const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? '', node: process.version, commit };
-  const setup = `interval ${intervalMs} ms; other politeness defaults (k = 10, dynamic interval, back-off; suspend windows on, T = 60 min is never reached in a run); window ${windowS} s after the robots.txt ramp-up`;
+  const setup = `interval ${intervalMs} ms; other politeness defaults (k = 10, dynamic interval, back-off; suspend windows on, T = 60 min is never reached in a run); window ${windowS} s from ${warmupS} s after the robots.txt ramp-up; hosts on ${loopbackIps(Number(values.ips)).length} loopback IPs`;
   if (values.json) console.log(JSON.stringify({ machine, setup, results }, null, 2));
   else {
     console.log(`machine: ${machine.cpus} × ${machine.cpu}, node ${machine.node}, commit ${machine.commit}`);
@@ -443,6 +461,8 @@ if (values.serve) {
         'min gap ms': r.minGapMs,
         'crawler cores': r.crawlerCores,
         'web cores': r.webServerCores,
+        'other cores': r.otherProcessesCores,
+        'loop p99 ms': r.eventLoopDelayP99Ms,
         'peak RSS MiB': r.peakRssMiB,
       })),
     );
