@@ -28,6 +28,7 @@ import type { ServiceDefinition, Transport } from '../services/runtime/index.ts'
 import { schedulerService, CrawlProgress, hostKey } from '../services/scheduler/service.ts';
 import { SimWebModel } from '../services/simweb/index.ts';
 import { isDynamicUrl } from '../services/parser/url.ts';
+import { changelogTopicName } from '../topology/index.ts';
 import { tempDir, removeDir } from '../test/support/transports.ts';
 
 const { values } = parseArgs({
@@ -186,6 +187,11 @@ async function run(mode: 'backlog' | 'loop'): Promise<Record<string, number | st
   }
   const seconds = (performance.now() - t0) / 1000;
   const busy = await busySeconds(scheduler, 'links');
+  // Store writes after coalescing per batch: the changelog records the commits carried.
+  let storeWrites = 0;
+  for (const store of ['urls', 'hosts', 'queues']) {
+    for (const p of (await transport.describeTopic(changelogTopicName('scheduler', store)))?.partitions ?? []) storeWrites += p.high;
+  }
   const totals = progress.totals();
   const links = workload?.links ?? budget.links;
   const rss = process.memoryUsage().rss;
@@ -202,6 +208,7 @@ async function run(mode: 'backlog' | 'loop'): Promise<Record<string, number | st
     seconds: Math.round(seconds * 100) / 100,
     linkRecordsPerS: Math.round(links / seconds),
     linkRecordsPerBusyS: Math.round(links / busy),
+    storeWritesPerLink: Math.round((storeWrites / links) * 100) / 100,
     pagesDispatchedPerS: Math.round(totals.pagesFetched / seconds),
     rssMiB: Math.round(rss / 2 ** 20),
   };
