@@ -209,7 +209,7 @@ async function run(mode: 'backlog' | 'loop'): Promise<Record<string, number | st
     linkRecordsPerS: Math.round(links / seconds),
     linkRecordsPerBusyS: Math.round(links / busy),
     storeWritesPerLink: Math.round((storeWrites / links) * 100) / 100,
-    pagesDispatchedPerS: Math.round(totals.pagesFetched / seconds),
+    pageOutcomesPerS: Math.round(totals.pagesFetched / seconds),
     rssMiB: Math.round(rss / 2 ** 20),
   };
 }
