@@ -1,7 +1,9 @@
 // Revisit policies on simulated Poisson pages (meguri's equation-(4) estimator, the Cho MLE, a
 // fixed interval with meguri's fetch budget), the estimator's bookkeeping cost per fetch outcome,
 // and the stored state size per URL.
-// Run: npm run bench:revisit -- [--json] [--pages N] [--days D] [--seed S]
+// and the scheduler's bookkeeping per revisit outcome on RocksDB with 10^6 known URLs plus the
+// state bytes per URL (bench/revisit-scheduler.bench.ts, run as a child; --scheduler-urls 0 skips it).
+// Run: npm run bench:revisit -- [--json] [--pages N] [--days D] [--seed S] [--scheduler-urls N]
 import {
   DAY_S,
   HOUR_S,
@@ -16,6 +18,8 @@ import {
   type RevisitState,
 } from '../services/revisit/estimator.ts';
 import { comparePolicies, mulberry32 } from '../services/revisit/simulate.ts';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
@@ -27,6 +31,7 @@ const num = (flag: string, dflt: number): number => {
 const pages = num('--pages', 5_000);
 const days = num('--days', 60);
 const seed = num('--seed', 1);
+const schedulerUrls = num('--scheduler-urls', 1_000_000);
 
 const t0 = performance.now();
 const cmp = comparePolicies({ pages, days, seed });
@@ -133,8 +138,19 @@ const result = {
     stalenessMeguriOverFixed: round(cmp.meguri.meanStalenessS / cmp.fixed.meanStalenessS, 3),
   },
   bookkeepingUsPerOutcome: { meguri: round(outcomeCost('meguri'), 3), cho: round(outcomeCost('cho'), 3) },
-  stateBytesPerUrl: stateSizes(),
+  estimatorStateBytes: stateSizes(),
+  scheduler: schedulerFigures(),
 };
+
+/** The scheduler-level figures from bench/revisit-scheduler.bench.ts (its JSON line). */
+function schedulerFigures(): Record<string, unknown> | null {
+  if (schedulerUrls <= 0) return null;
+  const script = fileURLToPath(new URL('./revisit-scheduler.bench.ts', import.meta.url));
+  const hosts = String(Math.max(1, Math.round(schedulerUrls / 100)));
+  const out = execFileSync(process.execPath, ['--import', 'tsx', script, '--urls', String(schedulerUrls), '--hosts', hosts, '--outcomes', '50000', '--json'], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const line = out.trim().split('\n').pop() ?? 'null';
+  return JSON.parse(line) as Record<string, unknown>;
+}
 
 if (json) {
   console.log(JSON.stringify(result));
@@ -151,5 +167,6 @@ if (json) {
   }
   console.log('ratios', result.ratios);
   console.log('µs per outcome', result.bookkeepingUsPerOutcome);
-  console.log('state bytes per URL', result.stateBytesPerUrl);
+  console.log('estimator state bytes per URL', result.estimatorStateBytes);
+  if (result.scheduler) console.log('scheduler (RocksDB, known URLs):', result.scheduler);
 }

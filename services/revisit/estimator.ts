@@ -203,10 +203,15 @@ function clamp(x: number, lo: number, hi: number): number {
 // ---------------------------------------------------------------------------------------------
 // Serialisation: JSON (as stored today) and a fixed 24-byte packing (whole seconds, uint32 each).
 
+/** The state in whole seconds: what is stored (sub-second precision means nothing for change intervals ≥ 1 min). */
+export function wholeSeconds(state: RevisitState): RevisitState {
+  const r = Math.round;
+  return { a: r(state.a), s: r(state.s), m: state.m, c: r(state.c), l: r(state.l), i: r(state.i) };
+}
+
 /** JSON with whole seconds; about 60 bytes for a typical state. */
 export function serializeState(state: RevisitState): string {
-  const r = Math.round;
-  return JSON.stringify({ a: r(state.a), s: r(state.s), m: state.m, c: r(state.c), l: r(state.l), i: r(state.i) });
+  return JSON.stringify(wholeSeconds(state));
 }
 
 export const PACKED_STATE_BYTES = 24;

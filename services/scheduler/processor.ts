@@ -19,7 +19,7 @@ import type { AgentMatcher } from './robots/index.ts';
 import type { SchedulerOptions } from './options.ts';
 import { ReadyHeap } from './ready-heap.ts';
 import { QueueCache } from './queue-cache.ts';
-import { STATS_KEY, emptyStats, knownQueueKey, queueKey, revisitKey, revisitKeyBound, REVISIT_PREFIX } from './state.ts';
+import { STATS_KEY, emptyStats, knownQueueKey, md5Of, packMd5, packRevisit, queueKey, revisitKey, revisitKeyBound, revisitKeyUrl, revisitOf, roundScore, REVISIT_PREFIX } from './state.ts';
 import { DEFAULT_REVISIT_OPTIONS, initialState as initialRevisit, update as updateRevisit, nextInterval as nextRevisitInterval, estimateInterval } from '../revisit/estimator.ts';
 import type { RevisitOptions } from '../revisit/estimator.ts';
 import { alphaFromScore, selectionProbability } from '../revisit/selection.ts';
@@ -179,7 +179,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     if (known) {
       if (known.st !== 'queued' || !known.q) return;
       // Incremental PageRank (DL1): the contribution raises the queued URL's priority.
-      const score = known.s + contribution;
+      const score = roundScore(known.s + contribution);
       // A due revisit keeps its place in the known queue (ordered by γ); only its score grows.
       if (known.v) {
         this.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth) });
@@ -194,7 +194,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     const state = await this.hostState(host, url);
     const q = queueKey(host, contribution, this.stats.seq++);
     this.queues.add(host, q, url);
-    this.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: contribution, q });
+    this.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: roundScore(contribution), q });
     this.stats.urlsKnown++;
     state.queued++;
     this.queuedTotal++;
@@ -352,8 +352,12 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     const now = ctx.now();
     const due: [string, string][] = [];
     for await (const entry of this.queueStore.range({ gte: REVISIT_PREFIX, lt: revisitKeyBound(now), limit: 1000 })) due.push(entry);
-    for (const [key, url] of due) {
+    // One RocksDB round trip for the URLs and hosts of the whole sweep.
+    const dueUrls = due.map(([key, value]) => value || revisitKeyUrl(key));
+    await Promise.all([this.urls.prefetch(dueUrls), this.hosts.prefetch(new Set(dueUrls.map(hostKey)))]);
+    for (const [i, [key]] of due.entries()) {
       this.queueStore.delete(key);
+      const url = dueUrls[i]!;
       const u = await this.urls.get(url);
       if (!u || u.st === 'queued' || u.st === 'inflight' || u.n === undefined || u.n > now) continue;
       const host = hostKey(url);
@@ -377,7 +381,8 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
    * to have changed, or most important, go first.
    */
   private revisitPriority(u: UrlState, now: number): number {
-    const tau = (u.r ? estimateInterval(u.r) : null) ?? (u.w ?? 86_400_000) / 1000;
+    const r = revisitOf(u);
+    const tau = (r ? estimateInterval(r) : null) ?? (u.w ?? 86_400_000) / 1000;
     const tCrawl = (u.f ?? now) / 1000;
     return selectionProbability(alphaFromScore(u.s), now / 1000, tCrawl, tau);
   }
@@ -493,17 +498,22 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     const failed = outcome.result === 'error' || outcome.result === 'server-error';
     if (failed) this.stats.errors++;
     const status = outcome.result === 'gone' ? 'gone' : failed ? 'error' : 'done';
+    const notModified = outcome.result === 'not-modified';
+    const etag = outcome.validators?.etag ?? (notModified ? u?.e : undefined);
+    const lastModified = outcome.validators?.lastModified ?? (notModified ? u?.l : undefined);
     const next: UrlState = {
       st: status,
       d: u?.d ?? 0,
       c: u?.c ?? 0,
-      s: (u?.s ?? 0) + 1,
+      s: roundScore((u?.s ?? 0) + 1),
       f: now,
       h: outcome.status,
-      ...(outcome.md5 ? { m: outcome.md5 } : u?.m ? { m: u.m } : {}),
+      ...(outcome.md5 ? { m: packMd5(outcome.md5) } : u?.m ? { m: u.m } : {}),
       ...(outcome.fingerprint ? { p: outcome.fingerprint } : u?.p ? { p: u.p } : {}),
-      ...(outcome.validators?.etag ? { e: outcome.validators.etag } : outcome.result === 'not-modified' && u?.e ? { e: u.e } : {}),
-      ...(outcome.validators?.lastModified ? { l: outcome.validators.lastModified } : outcome.result === 'not-modified' && u?.l ? { l: u.l } : {}),
+      ...(etag ? { e: etag } : {}),
+      // With an ETag, If-None-Match decides and If-Modified-Since is ignored (RFC 9110 13.1.3):
+      // Last-Modified is kept only for servers without ETags (fewer bytes per known URL).
+      ...(!etag && lastModified ? { l: lastModified } : {}),
       ...(u?.r ? { r: u.r } : {}),
     };
     if (this.options.revisit) this.trackChange(outcome, u, next, first, now, ctx, state);
@@ -537,7 +547,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     if (outcome.result === 'gone') result = 'gone';
     else if (outcome.result === 'error' || outcome.result === 'server-error' || outcome.result === 'client-error') result = 'error';
     else if (outcome.result === 'not-modified') result = 'unchanged';
-    else if (!outcome.md5 || outcome.md5 === previous?.m) result = 'unchanged';
+    else if (!outcome.md5 || outcome.md5 === md5Of(previous)) result = 'unchanged';
     else if (outcome.fingerprint && previous?.p && hammingDistance(outcome.fingerprint, previous.p) <= this.options.changeHammingThreshold) result = 'unchanged';
     else result = 'changed';
 
@@ -549,7 +559,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
         time: now,
         kind,
         ...(outcome.title ? { title: outcome.title } : {}),
-        ...(next.m ? { md5: next.m } : {}),
+        ...(next.m ? { md5: md5Of(next)! } : {}),
         ...(next.p ? { fingerprint: next.p } : {}),
         ...(pointer && kind !== 'gone' ? { page: pointer } : {}),
       };
@@ -558,23 +568,25 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
 
     if (first) {
       if (outcome.result === 'ok') change('new');
-      const lastModified = next.l ? Date.parse(next.l) / 1000 : undefined;
-      next.r = initialRevisit(nowS, lastModified !== undefined && Number.isFinite(lastModified) ? lastModified : undefined);
+      const lastModified = outcome.validators?.lastModified ? Date.parse(outcome.validators.lastModified) / 1000 : undefined;
+      next.r = packRevisit(initialRevisit(nowS, lastModified !== undefined && Number.isFinite(lastModified) ? lastModified : undefined));
     } else {
       this.stats.revisits++;
       if (result === 'changed') {
         this.stats.changed++;
         change('changed');
       } else if (result === 'gone' && previous?.st !== 'gone') change('gone');
-      if (result !== 'error' && next.r) next.r = updateRevisit(next.r, { at: nowS, changed: result === 'changed' });
+      const known = revisitOf(next);
+      if (result !== 'error' && known) next.r = packRevisit(updateRevisit(known, { at: nowS, changed: result === 'changed' }));
     }
-    if (result === 'unchanged' && !first && previous?.m && outcome.md5 && previous.m !== outcome.md5) next.m = outcome.md5;
+    if (result === 'unchanged' && !first && previous?.m && outcome.md5 && md5Of(previous) !== outcome.md5) next.m = packMd5(outcome.md5);
 
     // Next visit: the estimator's interval; a failed fetch is retried in a day; a gone page is not revisited.
     let nextVisitAt: number | undefined;
     let intervalMs: number | undefined;
-    if (result !== 'gone' && next.r) {
-      const intervalS = result === 'error' ? 86_400 : nextRevisitInterval(next.r, Math.random, this.revisitRules).interval;
+    const revisit = revisitOf(next);
+    if (result !== 'gone' && revisit) {
+      const intervalS = result === 'error' ? 86_400 : nextRevisitInterval(revisit, Math.random, this.revisitRules).interval;
       intervalMs = Math.round(intervalS * 1000);
       next.w = intervalMs;
     } else delete next.w;
@@ -591,16 +603,17 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       } else delete host.ov;
       nextVisitAt = now + (result === 'error' ? intervalMs : applyRemedy(intervalMs, remedy));
       next.n = nextVisitAt;
-      this.queueStore.put(revisitKey(nextVisitAt, outcome.url), outcome.url);
+      // The key holds the URL; the value stays empty (one copy of the URL fewer per known page).
+      this.queueStore.put(revisitKey(nextVisitAt, outcome.url), '');
     }
     if (!first) {
-      const estimate = next.r ? estimateInterval(next.r) : null;
+      const estimate = revisit ? estimateInterval(revisit) : null;
       const event: RevisitRecord = {
         v: SCHEMA_VERSION,
         url: outcome.url,
         time: now,
         result,
-        ...(previous?.m ? { previousHash: previous.m } : {}),
+        ...(previous?.m ? { previousHash: md5Of(previous)! } : {}),
         ...(outcome.md5 ? { newHash: outcome.md5 } : {}),
         estimatedChangeIntervalS: estimate === null ? null : Math.round(estimate),
         nextVisitAt: nextVisitAt ?? now,

@@ -1,5 +1,6 @@
 import type { PolitenessState } from './politeness/state.ts';
 import type { OverloadRemedy } from './politeness/remedy.ts';
+import { PACKED_STATE_BYTES, packState, unpackState } from '../revisit/estimator.ts';
 import type { RevisitState } from '../revisit/estimator.ts';
 
 /**
@@ -24,15 +25,18 @@ export interface UrlState {
   f?: number;
   /** HTTP status of the last fetch */
   h?: number;
-  /** md5 of the last body */
+  /** md5 of the last body, base64url (22 characters; older stores: hex); read it with md5Of() */
   m?: string;
   /** ETag / Last-Modified */
   e?: string;
   l?: string;
   /** 64-bit text fingerprint (hex) of the last body */
   p?: string;
-  /** change-rate estimator state (seed 004, services/revisit) */
-  r?: RevisitState;
+  /**
+   * change-rate estimator state (seed 004, services/revisit), packed: 24 bytes as base64url (whole
+   * seconds); read it with revisitOf(). Older stores hold the plain object, which is still read.
+   */
+  r?: string | RevisitState;
   /** next revisit time (ms); the revisit index entry is keyed by it */
   n?: number;
   /** scheduled revisit interval (ms), counted in the host's load index L_i */
@@ -77,6 +81,37 @@ export interface HostState {
   ks?: number;
   /** set while the host is overloaded: allowed interval (ms), remedy, its factor and delay (ms) */
   ov?: { a: number; k: OverloadRemedy; f: number; d: number };
+}
+
+/** The URL's estimator state, if it has one. */
+export function revisitOf(u: Pick<UrlState, 'r'> | undefined): RevisitState | undefined {
+  const r = u?.r;
+  if (r === undefined) return undefined;
+  if (typeof r !== 'string') return r;
+  const bytes = Buffer.from(r, 'base64url');
+  return bytes.byteLength >= PACKED_STATE_BYTES ? unpackState(bytes) : undefined;
+}
+
+/** Packs estimator state for UrlState.r (32 characters instead of ~65 as JSON). */
+export function packRevisit(state: RevisitState): string {
+  return Buffer.from(packState(state)).toString('base64url');
+}
+
+/** An MD5 (hex, as outcomes carry it) in its stored form. */
+export function packMd5(hex: string): string {
+  return /^[0-9a-f]{32}$/i.test(hex) ? Buffer.from(hex, 'hex').toString('base64url') : hex;
+}
+
+/** The URL's last MD5 as hex. */
+export function md5Of(u: Pick<UrlState, 'm'> | undefined): string | undefined {
+  const m = u?.m;
+  if (m === undefined) return undefined;
+  return m.length === 22 ? Buffer.from(m, 'base64url').toString('hex') : m;
+}
+
+/** Scores are kept to 1e-6, the resolution of the queue keys, so they cost a few bytes. */
+export function roundScore(score: number): number {
+  return Math.round(score * 1e6) / 1e6;
 }
 
 /** Partition-wide counters, stored so they survive restarts and move with the partition. */
@@ -158,6 +193,11 @@ export const REVISIT_PREFIX = '\u0001';
 
 export function revisitKey(dueAt: number, url: string): string {
   return `${REVISIT_PREFIX}${String(Math.max(0, Math.round(dueAt))).padStart(15, '0')}\u0000${url}`;
+}
+
+/** The URL in a revisit index key. */
+export function revisitKeyUrl(key: string): string {
+  return key.slice(REVISIT_PREFIX.length + 16);
 }
 
 export function revisitKeyBound(time: number): string {

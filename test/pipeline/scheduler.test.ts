@@ -11,7 +11,7 @@ import { schedulerService, hostKey, CrawlProgress } from '../../services/schedul
 import { SCHEMA_VERSION, frontierRecord } from '../../schemas/index.ts';
 import type { FrontierRecord, LinksRecord, OutcomeLink } from '../../schemas/index.ts';
 import { ReadyHeap } from '../../services/scheduler/ready-heap.ts';
-import { queueKey } from '../../services/scheduler/state.ts';
+import { md5Of, packMd5, packRevisit, queueKey, revisitKey, revisitKeyUrl, revisitOf, roundScore } from '../../services/scheduler/state.ts';
 import { hostRows } from '../../services/cli/stats.ts';
 import { tempDir, removeDir, readAll, waitFor } from '../support/transports.ts';
 
@@ -151,6 +151,26 @@ describe('scheduler building blocks', () => {
     const out: number[] = [];
     for (let e = heap.pop(); e; e = heap.pop()) out.push(e.time);
     assert.deepEqual(out, [1, 3, 5, 7, 9]);
+  });
+
+  it('per-URL state is stored compactly and read back exactly', () => {
+    const md5 = '0123456789abcdef0123456789abcdef';
+    assert.equal(packMd5(md5).length, 22);
+    assert.equal(md5Of({ m: packMd5(md5) }), md5);
+    assert.equal(md5Of({ m: md5 }), md5, 'hex from older stores still reads');
+    const r = { a: 5_184_000, s: 4_320_000, m: 3, c: 86_400, l: 1_764_000_000, i: 172_800 };
+    assert.equal(packRevisit(r).length, 32);
+    assert.deepEqual(revisitOf({ r: packRevisit(r) }), r);
+    assert.deepEqual(revisitOf({ r }), r, 'the object form from older stores still reads');
+    assert.deepEqual(revisitOf({ r: packRevisit({ ...r, a: r.a + 0.4, l: r.l + 0.6 }) }), { ...r, l: r.l + 1 }, 'whole seconds');
+    assert.equal(revisitOf({}), undefined);
+    assert.equal(roundScore(2.659976811846718), 2.659977);
+  });
+
+  it('revisit index keys sort by due time and carry their URL', () => {
+    const url = 'http://a.test/x?y=1';
+    assert.equal(revisitKeyUrl(revisitKey(1_764_000_000_000, url)), url);
+    assert.ok(revisitKey(99, 'http://z.test/') < revisitKey(100, 'http://a.test/'));
   });
 
   it('queue keys sort by host, then higher score, then discovery order', () => {
