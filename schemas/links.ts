@@ -43,7 +43,7 @@ export const outcomeLink = z.object({
   outDegree: z.number().int().nonnegative(),
   noindex: z.boolean().optional(),
   fetch: z.object({
-    totalMs: z.number().nonnegative(),
+    totalMs: z.number().nonnegative().describe("The server's time: from holding a connection slot to the end of the response (the fetcher's own queueing left out)."),
     ttfbMs: z.number().nonnegative().optional(),
     bytes: z.number().int().nonnegative(),
     connectionClosed: z.boolean().optional(),

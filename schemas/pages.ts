@@ -21,6 +21,7 @@ export const pageRecord = z.object({
     dnsMs: z.number().nonnegative().optional(),
     connectMs: z.number().nonnegative().optional(),
     ttfbMs: z.number().nonnegative().optional(),
+    queueMs: z.number().nonnegative().optional().describe('Time waiting for a per-IP connection slot in the fetcher (included in totalMs).'),
     totalMs: z.number().nonnegative(),
   }),
   serverIp: z.string().max(64).optional(),

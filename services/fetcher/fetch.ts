@@ -225,6 +225,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   decodedBytes = 0;
   ttfbMs: number | undefined;
   connectMs: number | undefined;
+  /** Time spent waiting for a per-IP slot before this exchange (and the hops before it), ms. */
+  queueMs = 0;
   serverIp: string | undefined;
   reused: boolean | undefined;
   closed: boolean | undefined;
@@ -612,6 +614,7 @@ class FetcherCore implements Fetcher {
     const textDefault: TextKind = req.reason === 'robots' ? 'text' : req.reason === 'sitemap' || req.reason === 'feed' ? 'xml' : 'html';
     let current = req.url;
     let seen: Set<string> | undefined;
+    let queuedMs = 0;
     for (;;) {
       if (this.closed) {
         return this.finish(req, startedAt, t0, current, redirects, undefined, undefined, new FetchError('MEGURI_ERR_ABORTED', 'fetcher closed'));
@@ -626,6 +629,8 @@ class FetcherCore implements Fetcher {
       }
       const dnsMs = ms(performance.now() - td);
       const ex = await this.exchange(url, ip, redirects.length === 0 ? req.validators : undefined, textDefault);
+      queuedMs += ex.queueMs;
+      ex.queueMs = queuedMs;
       if (ex.error !== undefined || !(REDIRECT_STATUSES.has(ex.status) && ex.location !== undefined)) {
         return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs);
       }
@@ -656,10 +661,14 @@ class FetcherCore implements Fetcher {
   private async exchange(url: URL, ip: string, validators: FrontierRecord['validators'], textDefault: TextKind): Promise<Exchange> {
     const origin = url.origin;
     const path = url.pathname + url.search;
+    const tq = performance.now();
     const slot = this.limiter.acquire(ip);
     if (slot !== true && !(await slot)) {
       return new Exchange(this, origin, path, ip, textDefault).failEarly('MEGURI_ERR_ABORTED', 'fetcher closed');
     }
+    // Waiting for the IP's slot is the crawler's own queueing, not the server's time: politeness
+    // (speed, k × download time) must not see it (docs/politeness.md).
+    const queueMs = slot === true ? 0 : performance.now() - tq;
     try {
       let headers = this.baseHeaders;
       const etag = validators?.etag;
@@ -674,6 +683,7 @@ class FetcherCore implements Fetcher {
         this.counters.staleRetries++;
         ex = await new Exchange(this, origin, path, ip, textDefault).run(headers);
       }
+      ex.queueMs = queueMs;
       return ex;
     } finally {
       this.limiter.release(ip);
@@ -705,6 +715,7 @@ class FetcherCore implements Fetcher {
       fetchedAt: this.clock.now(),
     };
     if (dnsMs !== undefined) rec.timing.dnsMs = dnsMs;
+    if (ex !== undefined && ex.queueMs > 0) rec.timing.queueMs = ms(ex.queueMs);
     if (ex !== undefined) {
       if (ex.connectMs !== undefined) rec.timing.connectMs = ex.connectMs;
       if (ex.ttfbMs !== undefined) rec.timing.ttfbMs = ex.ttfbMs;

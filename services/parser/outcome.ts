@@ -152,7 +152,7 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
     status: page.status,
     result,
     outDegree: 0,
-    fetch: { totalMs: page.timing.totalMs, bytes: page.bytes },
+    fetch: { totalMs: Math.max(0, page.timing.totalMs - (page.timing.queueMs ?? 0)), bytes: page.bytes },
     fetchedAt: page.fetchedAt,
   };
   if (page.timing.ttfbMs !== undefined) outcome.fetch.ttfbMs = page.timing.ttfbMs;

@@ -378,6 +378,12 @@ describe('fetcher', () => {
       const recs = await Promise.all(urls.map((u) => get(f1, u)));
       assert.ok(recs.every((r) => r.status === 200 && r.serverIp === '127.0.0.2'));
       assert.equal(peak, 1);
+      // Waiting for the IP's slot is reported apart, so politeness does not take it for a slow server.
+      const queued = recs.filter((r) => (r.timing.queueMs ?? 0) > 0);
+      assert.ok(queued.length >= 4, `${queued.length} requests waited for the slot`);
+      const longest = recs.reduce((a, r) => Math.max(a, r.timing.totalMs), 0);
+      assert.ok(longest >= 5 * 30 - 5, `the last request waited for five others (${longest} ms in total)`);
+      for (const r of recs) assert.ok(r.timing.totalMs - (r.timing.queueMs ?? 0) < 30 * 3, `server time ${r.timing.totalMs - (r.timing.queueMs ?? 0)} ms`);
 
       peak = 0;
       const f2 = fetcher({ perIpConcurrency: 2 });

@@ -523,6 +523,12 @@ test('outcome: ok page carries md5, fingerprint, title, validators, fetch stats 
   assert.equal(o.robots, undefined);
 });
 
+test('outcome: the fetcher’s wait for a per-IP slot is not counted as the server’s time', () => {
+  const p = page({ body: '<title>T</title>' });
+  const res = pageToRecords({ ...p, timing: { ...p.timing, totalMs: 200, queueMs: 150 } });
+  assert.equal(res.outcome.fetch.totalMs, 50);
+});
+
 test('outcome: links — depth + 1, contribution (score + 1) / outDegree, sameSite, anchor, source, foundAt', () => {
   const body = `<a href="/a">Alpha</a><a href="http://www.example.com/b">Beta</a><a href="https://other.org/c">Gamma</a>
     <a href="/skip" rel="nofollow">skip</a><a href="/a">dup</a><a href="mailto:x@y">m</a>`;
