@@ -106,10 +106,9 @@ describe('crawl ordering with 1 and 8 scheduler partitions', { timeout: 240_000 
           scheduler: {
             userAgent: 'meguri',
             minIntervalMs: 0,
-            // Interval 0 throughout: the fetcher's request time includes the wait for a per-IP slot,
-            // so under CPU load the speed term of the dynamic interval parks hosts by their place in
-            // that queue and the crawl drains a few hosts at a time, whatever their priority.
-            politeness: { kFactor: 0, suspendEnabled: false, maxDelay1Ms: 0, maxDelay2Ms: 0 },
+            // No fixed gap; the dynamic interval stays on (it sees only the server's time, not the
+            // fetcher's wait for a per-IP slot, so it does not hold hosts back under CPU load).
+            politeness: { kFactor: 0, suspendEnabled: false },
           },
           fetcher: { resolver: createResolver({ mode: 'static', resolve: resolveEntries(web) }), userAgent: 'meguri/0.1 (+http://meguri.invalid/bot)' },
         });
