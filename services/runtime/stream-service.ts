@@ -14,6 +14,7 @@ import { systemClock } from './clock.ts';
 import type { Logger } from './logger.ts';
 import { silentLogger } from './logger.ts';
 import { ServiceMetrics } from './metrics.ts';
+import type { Registry } from 'prom-client';
 import { TaskStores } from './store.ts';
 import type { KeyValueStore } from './store.ts';
 import type { ConsumedBatch, GroupMember, LogRecord, OutRecord, PartitionOffset, TopicPartition, Transport } from './transport.ts';
@@ -78,6 +79,8 @@ export interface ServiceDefinition<In> {
    * processed independently, up to `maxInFlight` at once; a record's outputs are sent when it
    * finishes and offsets are committed up to the oldest unfinished record (at-least-once).
    */
+  /** Registers the service's own metrics (gauges read at scrape time) beside the runtime's. */
+  registerMetrics?(registry: Registry): void;
   readonly concurrent?: {
     readonly maxInFlight: number;
     readonly flushIntervalMs?: number;
@@ -149,6 +152,7 @@ export class StreamService<In> {
     this.logger = (options.logger ?? silentLogger).child({ service: definition.name });
     this.clock = options.clock ?? systemClock;
     this.metrics = options.metrics ?? new ServiceMetrics(definition.name);
+    definition.registerMetrics?.(this.metrics.registry);
     for (const t of [...definition.inputs, ...definition.outputs, DEADLETTER]) this.logicalByPhysical.set(this.physical(t), t);
   }
 

@@ -28,8 +28,9 @@ import { hostOf } from '../parser/url.ts';
 import type { ChangeRecord, RevisitRecord } from '../../schemas/index.ts';
 import type { HostState, PartitionStats, UrlState } from './state.ts';
 import type { CrawlProgress } from './progress.ts';
-import { afterOutcome, applyRemedy, beforeRequest, changePageInterval, emptyPoliteness, hostInterval, politenessFromSchedulerOptions, remedyFor, underPageCap } from './politeness/index.ts';
+import { afterOutcome, applyRemedy, beforeRequest, changePageInterval, emptyPoliteness, hostInterval, loadReport, politenessFromSchedulerOptions, remedyFor, underPageCap } from './politeness/index.ts';
 import type { PolitenessConfig } from './politeness/index.ts';
+import { HostLoadBoard } from './load-metrics.ts';
 
 /** A page budget shared by the scheduler partitions of one process (`meguri crawl --max-pages`). */
 export interface FetchBudget {
@@ -40,6 +41,8 @@ export interface FetchBudget {
 export interface SchedulerExtras {
   readonly progress?: CrawlProgress;
   readonly budget?: FetchBudget;
+  /** Where the partition publishes its host load figures for Prometheus (set by schedulerService). */
+  readonly loadBoards?: Map<number, HostLoadBoard>;
 }
 
 /**
@@ -76,6 +79,8 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   private readonly budget: FetchBudget | undefined;
   private readonly politeness: PolitenessConfig;
   private readonly revisitRules: RevisitOptions;
+  private readonly loadBoards: Map<number, HostLoadBoard> | undefined;
+  private readonly board = new HostLoadBoard();
 
   constructor(
     readonly partition: number,
@@ -86,6 +91,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     this.budget = extras.budget;
     this.politeness = politenessFromSchedulerOptions(options, options.politeness);
     this.revisitRules = { ...DEFAULT_REVISIT_OPTIONS, ...options.revisitPolicy };
+    this.loadBoards = extras.loadBoards;
   }
 
   async init(ctx: ProcessorContext): Promise<void> {
@@ -98,12 +104,18 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     for await (const [host, value] of this.hosts.range({ lt: STATS_KEY })) {
       const state = value as HostState;
       this.queuedTotal += state.queued;
+      this.board.load(state.pol?.L ?? 0, state.ov !== undefined);
       if (state.inflight) this.deadlines.set(host, state.inflight.issuedAt + this.options.requestTimeoutMs);
       else if (state.queued > 0 || (state.robotsDueAt !== undefined && state.robotsDueAt <= now && state.queued > 0)) this.schedule(host, state.nextAt);
     }
     this.report();
+    this.loadBoards?.set(this.partition, this.board);
     ctx.schedule(this.options.dispatchIntervalMs, (c) => this.tick(c));
     if (this.options.revisit) ctx.schedule(this.options.revisitSweepMs, (c) => this.sweepRevisits(c));
+  }
+
+  close(): void {
+    if (this.loadBoards?.get(this.partition) === this.board) this.loadBoards.delete(this.partition);
   }
 
   async process(records: readonly InputRecord<LinksRecord>[], ctx: ProcessorContext): Promise<void> {
@@ -441,7 +453,9 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       // The name does not resolve: the host does not exist (for us); its URLs cannot be fetched.
       if (outcome.errorCode === 'MEGURI_ERR_DNS') await this.dropQueue(host, state, 'error');
     } else {
+      const before = { L: state.pol?.L ?? 0, overloaded: state.ov !== undefined };
       await this.applyPageOutcome(outcome, state, now, ctx);
+      this.publishLoad(host, state, before);
     }
     // The politeness policy decides when the host may be asked again (docs/politeness.md).
     const next = afterOutcome(state.pol ?? emptyPoliteness(), outcome, now, this.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {});
@@ -449,6 +463,12 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     state.nextAt = next.nextAt;
     this.hosts.put(host, state);
     if (state.queued > 0) this.schedule(host, state.robotsParked ? (state.robotsDueAt ?? state.nextAt) : state.nextAt);
+  }
+
+  /** The host's load report row for the Prometheus board (seed 004's figures, see `meguri stats hosts`). */
+  private publishLoad(host: string, state: HostState, before: { L: number; overloaded: boolean }): void {
+    const row = loadReport(host, state.pol ?? emptyPoliteness(), this.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {});
+    this.board.update({ ...row, overloaded: row.overloaded || state.ov !== undefined, stretch: state.ov?.f ?? 1 }, before, { overloaded: state.ov !== undefined });
   }
 
   /** Gives up every queued URL of a host, marking them with `status`. */

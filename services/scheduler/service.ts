@@ -6,10 +6,13 @@ import { schedulerOptionsSchema } from './options.ts';
 import type { SchedulerOptionsInput } from './options.ts';
 import { SchedulerProcessor } from './processor.ts';
 import type { SchedulerExtras } from './processor.ts';
+import { HostLoadBoard, registerHostLoadMetrics } from './load-metrics.ts';
 
 export function schedulerService(input: SchedulerOptionsInput = {}, extras: SchedulerExtras = {}): ServiceDefinition<LinksRecord> {
   const options = schedulerOptionsSchema.parse(input);
   const spec = serviceSpec('scheduler');
+  // One load board per owned partition; the processors keep them current, scrapes read them.
+  const boards = new Map<number, HostLoadBoard>();
   return {
     name: spec.name,
     inputs: spec.reads,
@@ -17,7 +20,8 @@ export function schedulerService(input: SchedulerOptionsInput = {}, extras: Sche
     stores: spec.stores,
     guarantee: spec.guarantee,
     maxBatchRecords: 1000,
-    createProcessor: (partition) => new SchedulerProcessor(partition, options, extras),
+    createProcessor: (partition) => new SchedulerProcessor(partition, options, { ...extras, loadBoards: boards }),
+    registerMetrics: (registry) => registerHostLoadMetrics(registry, boards),
   };
 }
 

@@ -337,7 +337,8 @@ describe('scheduler revisit scheduling', { timeout: 60_000 }, () => {
       await service.stop();
       await transport.close();
     };
-    return { dir, clock, progress, next, nextPage, advanceToPage, send, answer, events, stop };
+    const metrics = (): Promise<string> => service.metrics.registry.metrics();
+    return { dir, clock, progress, next, nextPage, advanceToPage, send, answer, events, stop, metrics };
   }
 
   it('due known URLs share the host with new URLs half and half, in γ order', async () => {
@@ -394,6 +395,19 @@ describe('scheduler revisit scheduling', { timeout: 60_000 }, () => {
       await h.answer(b);
       await waitFor('second outcome applied', async () => (await h.events('changes')).length === 2, 5000, 10);
       await waitFor('overload counted', () => h.progress.totals().overloadedRevisits === 1, 5000, 10);
+      // The same figures on /metrics.
+      const text = await h.metrics();
+      const gauge = (name: string): number => {
+        const m = new RegExp(`^${name}\\{[^}]*host="o\\.test"[^}]*\\} (\\S+)$`, 'm').exec(text);
+        assert.ok(m, `${name} for o.test in:\n${text.split('\n').filter((l) => l.includes('meguri_scheduler')).join('\n')}`);
+        return Number(m[1]);
+      };
+      assert.equal(gauge('meguri_scheduler_host_overloaded'), 1);
+      assert.ok(Math.abs(gauge('meguri_scheduler_host_load_index') - 2 / 60) < 1e-9);
+      assert.ok(Math.abs(gauge('meguri_scheduler_host_access_interval_seconds') - 30) < 0.01);
+      assert.ok(Math.abs(gauge('meguri_scheduler_host_interval_stretch') - 2) < 1e-9);
+      assert.match(text, /^meguri_scheduler_overloaded_hosts\{[^}]*partition="0"[^}]*\} 1$/m);
+      assert.match(text, /^meguri_scheduler_revisit_load\{[^}]*partition="0"[^}]*\} 0\.0333/m);
     } finally {
       await h.stop();
     }
