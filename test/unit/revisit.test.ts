@@ -79,9 +79,36 @@ function medianError(meanS: number, spacing: Spacing, seed: number): number {
 
 const RATES_IN_RANGE = [12 * HOUR_S, DAY_S, 7 * DAY_S];
 
-// With 20 regular visits the estimate takes few discrete values; the median sits at 0.169 or 0.252
-// depending on the seed (the statistical floor of any estimator here is about 0.2).
-test('equation (4): median relative error of 1/λ̂ ≤ 30 % after 20 regular visits', () => {
+// With 20 regular visits the estimate of one rate takes few discrete values, so its median error
+// jumps between ≈ 0.16 and ≈ 0.28 as λ·Δ moves; pooled over the rates inside the visit range it is
+// ≈ 0.20 (about the floor of any estimator that sees only changed / unchanged per visit).
+test('equation (4): median relative error of 1/λ̂ ≤ 25 % after 20 regular visits, for rates inside the visit range', () => {
+  for (const seed of [42, 43]) {
+    const rng = mulberry32(seed);
+    const visit = DAY_S;
+    const errs: number[] = [];
+    for (let trial = 0; trial < 1000; trial++) {
+      // 1/λ log-uniform between half and twice the visit interval.
+      const meanS = visit * Math.exp(Math.log(0.5) + rng() * Math.log(4));
+      let t = 0;
+      let nextChange = -Math.log(1 - rng()) * meanS;
+      let s = initialState(0);
+      for (let v = 0; v < 20; v++) {
+        t += visit;
+        let changed = false;
+        while (nextChange <= t) {
+          changed = true;
+          nextChange += -Math.log(1 - rng()) * meanS;
+        }
+        s = update(s, { at: t, changed });
+      }
+      const est = estimateInterval(s);
+      errs.push(est == null ? 1 : Math.abs(est - meanS) / meanS);
+    }
+    const med = median(errs);
+    assert.ok(med <= 0.25, `seed ${seed}: median relative error ${med.toFixed(3)}`);
+  }
+  // Each single rate stays within 30 % too.
   for (const meanS of RATES_IN_RANGE) {
     const med = medianError(meanS, 'regular', 42);
     assert.ok(med <= 0.3, `mean change interval ${meanS}s: median relative error ${med.toFixed(3)}`);
