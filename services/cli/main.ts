@@ -19,6 +19,7 @@ import { defaultUserAgent } from '../fetcher/fetch.ts';
 import { SimWeb } from '../simweb/index.ts';
 import { simulateCommand } from '../ordering/cli.ts';
 import { statsHostsCommand } from './stats.ts';
+import { readSchedulerConfig, schedulerDefaults } from './scheduler-config.ts';
 
 const VERSION = '0.1.0';
 
@@ -58,6 +59,7 @@ interface CrawlFlags {
   summaryJson?: string;
   progress: boolean;
   logLevel: string;
+  schedulerConfig?: string;
 }
 
 function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'static' | 'system'; data?: string }): Command {
@@ -77,6 +79,7 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--until-idle', 'stop when nothing is queued or in flight')
     .option('--summary-json <file>', 'write the crawl summary as JSON to this file')
     .option('--no-progress', 'no progress display')
+    .option('--scheduler-config <file>', 'JSON file with scheduler settings (see `meguri config scheduler`); flags given here win')
     .addOption(new Option('--log-level <level>', 'log level (JSON logs on stderr)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'));
 }
 
@@ -87,9 +90,16 @@ function readSeedsFile(file: string): string[] {
     .filter((l) => l !== '' && !l.startsWith('#'));
 }
 
-function crawlOptions(urls: string[], flags: CrawlFlags, extraResolve: string[] = []): CrawlOptions {
+/** Names of the options given on the command line (not defaults). */
+function explicitOptions(cmd: Command): Set<string> {
+  return new Set(Object.keys(cmd.opts()).filter((k) => cmd.getOptionValueSource(k) === 'cli'));
+}
+
+function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, extraResolve: string[] = []): CrawlOptions {
   const seeds = [...urls, ...(flags.seedsFile ? readSeedsFile(flags.seedsFile) : [])];
-  const userAgent = flags.userAgent ?? defaultUserAgent(flags.contact);
+  const file = readSchedulerConfig(flags.schedulerConfig);
+  const userAgent = flags.userAgent ?? file.userAgent ?? defaultUserAgent(flags.contact);
+  const fromFlag = (name: 'maxDepth' | 'minIntervalMs'): boolean => file[name] === undefined || explicit.has(name === 'maxDepth' ? 'maxDepth' : 'minInterval');
   const logger = createLogger({ name: 'meguri', level: flags.logLevel as 'warn', destination: 2 });
   return {
     seeds,
@@ -99,7 +109,12 @@ function crawlOptions(urls: string[], flags: CrawlFlags, extraResolve: string[] 
     partitions: flags.partitions,
     ...(flags.maxPages !== undefined ? { maxPages: flags.maxPages } : {}),
     untilIdle: flags.untilIdle ?? false,
-    scheduler: { maxDepth: flags.maxDepth, minIntervalMs: Math.round(flags.minInterval * 1000), userAgent },
+    scheduler: {
+      ...file,
+      ...(fromFlag('maxDepth') ? { maxDepth: flags.maxDepth } : {}),
+      ...(fromFlag('minIntervalMs') ? { minIntervalMs: Math.round(flags.minInterval * 1000) } : {}),
+      userAgent,
+    },
     fetcher: {
       userAgent,
       resolver: createResolver({ mode: flags.dns, resolve: [...extraResolve, ...flags.resolve] }),
@@ -144,8 +159,8 @@ export function buildProgram(): Command {
       .description('Crawl from seed URLs with every service in this process (embedded log by default).')
       .argument('[urls...]', 'seed URLs'),
     { minInterval: 10, dns: 'system' },
-  ).action(async (urls: string[], flags: CrawlFlags) => {
-    const options = crawlOptions(urls, flags);
+  ).action(async (urls: string[], flags: CrawlFlags, cmd: Command) => {
+    const options = crawlOptions(urls, flags, explicitOptions(cmd));
     if (options.seeds.length === 0) throw new InvalidArgumentError('give seed URLs or --seeds-file (or add seeds to a running crawl with `meguri seed`)');
     const summary = await crawlWithDisplay(options, flags);
     report(summary, flags.summaryJson);
@@ -159,12 +174,12 @@ export function buildProgram(): Command {
       .option('--pages <n>', 'pages per host', int('--pages', 1), 40)
       .option('--web-seed <n>', 'seed of the simulated web graph', int('--web-seed', 0), 1),
     { minInterval: 0.1, dns: 'static', data: '' },
-  ).action(async (flags: CrawlFlags & { hosts: number; pages: number; webSeed: number }) => {
+  ).action(async (flags: CrawlFlags & { hosts: number; pages: number; webSeed: number }, cmd: Command) => {
     const web = await SimWeb.start({ seed: flags.webSeed, hosts: flags.hosts, pagesPerHost: flags.pages });
     try {
       const resolve = Object.entries(web.resolveMap()).map(([pattern, ip]) => `${pattern}=${ip}`);
       const data = flags.data || mkdtempSync(join(tmpdir(), 'meguri-demo-'));
-      const options = crawlOptions(web.homeUrls(), { ...flags, data, dns: 'static', untilIdle: flags.untilIdle ?? (flags.maxPages === undefined) }, resolve);
+      const options = crawlOptions(web.homeUrls(), { ...flags, data, dns: 'static', untilIdle: flags.untilIdle ?? (flags.maxPages === undefined) }, explicitOptions(cmd), resolve);
       console.error(`simulated web: ${flags.hosts} hosts × ${flags.pages} pages on 127.0.0.1:${web.port}; data in ${data}`);
       const summary = await crawlWithDisplay(options, flags);
       const agent = (flags.userAgent ?? 'meguri').split(/[/ ]/)[0] ?? 'meguri';
@@ -185,6 +200,7 @@ export function buildProgram(): Command {
     .option('--http-port <port>', 'health/metrics port (or MEGURI_HTTP_PORT; default 9464)', int('--http-port', 0))
     .option('--min-interval <s>', 'scheduler: minimum seconds between requests to one host', seconds)
     .option('--max-depth <n>', 'scheduler: maximum hops from a seed', int('--max-depth', 0))
+    .option('--scheduler-config <file>', 'scheduler: JSON settings file (or MEGURI_SCHEDULER_CONFIG); see `meguri config scheduler`')
     .option('--user-agent <ua>', 'User-Agent (or MEGURI_USER_AGENT)')
     .option('--contact <url>', 'contact URL for the default User-Agent (or MEGURI_CONTACT_URL)')
     .option('--resolve <pattern=ip>', 'fetcher: static name resolution (repeatable)', collect, [])
@@ -265,6 +281,14 @@ export function buildProgram(): Command {
         },
         (l) => console.log(l),
       );
+    });
+
+  program
+    .command('config')
+    .description('Print the settings of a service with their defaults, as JSON (a starting point for --scheduler-config).')
+    .addArgument(new Command().createArgument('<service>', 'scheduler').choices(['scheduler']))
+    .action(() => {
+      console.log(JSON.stringify(schedulerDefaults(), null, 2));
     });
 
   const stats = program.command('stats').description('Reports from a crawl\'s state.');

@@ -4,6 +4,7 @@
  */
 import { StreamService, createLogger, createTransport, loadRuntimeConfig, onShutdownSignal, startHealthServer } from '../runtime/index.ts';
 import { schedulerService } from '../scheduler/service.ts';
+import { readSchedulerConfig } from './scheduler-config.ts';
 import { fetcherService } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';
 import { createResolver } from '../fetcher/dns.ts';
@@ -25,9 +26,13 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
   let service: StreamService<unknown>;
   let closeExtra = async (): Promise<void> => {};
   if (name === 'scheduler') {
+    // Precedence: flags, then MEGURI_* variables, then the settings file, then defaults.
+    const file = readSchedulerConfig((flags.schedulerConfig as string | undefined) ?? process.env.MEGURI_SCHEDULER_CONFIG);
+    const explicitAgent = (flags.userAgent as string | undefined) ?? process.env.MEGURI_USER_AGENT;
     service = new StreamService(
       schedulerService({
-        userAgent,
+        ...file,
+        userAgent: explicitAgent ?? file.userAgent ?? userAgent,
         ...(flags.minInterval !== undefined ? { minIntervalMs: Math.round((flags.minInterval as number) * 1000) } : process.env.MEGURI_MIN_INTERVAL_MS ? { minIntervalMs: Number(process.env.MEGURI_MIN_INTERVAL_MS) } : {}),
         ...(flags.maxDepth !== undefined ? { maxDepth: flags.maxDepth as number } : {}),
       }),

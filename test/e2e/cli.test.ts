@@ -23,11 +23,34 @@ describe('meguri CLI', { timeout: 300_000 }, () => {
   after(() => dirs.forEach(removeDir));
 
   it('has --help on every command', () => {
-    for (const cmd of [[], ['crawl'], ['demo'], ['run'], ['seed'], ['parse'], ['topics', 'create'], ['topics', 'describe'], ['robots', 'check'], ['simulate'], ['stats', 'hosts']]) {
+    for (const cmd of [[], ['crawl'], ['demo'], ['run'], ['seed'], ['parse'], ['topics', 'create'], ['topics', 'describe'], ['robots', 'check'], ['simulate'], ['stats', 'hosts'], ['config']]) {
       const r = meguri([...cmd, '--help']);
       assert.equal(r.status, 0, `${cmd.join(' ')} --help: ${r.stderr}`);
       assert.match(r.stdout, /Usage: meguri/);
     }
+  });
+
+  it('prints every scheduler setting and takes a settings file, rejecting unknown keys', () => {
+    const defaults = meguri(['config', 'scheduler']);
+    assert.equal(defaults.status, 0, defaults.stderr);
+    const settings = JSON.parse(defaults.stdout) as Record<string, unknown> & { politeness: Record<string, unknown>; revisitPolicy: Record<string, unknown> };
+    assert.equal(settings.minIntervalMs, 10_000);
+    assert.equal(settings.revisitKnownShare, 0.5);
+    assert.equal(settings.politeness.maxPerIp, 2);
+    assert.equal(settings.revisitPolicy.allocation, 'sqrt');
+    const dir = tempDir();
+    dirs.push(dir);
+    // The printed defaults are themselves a valid settings file.
+    const good = join(dir, 'scheduler.json');
+    writeFileSync(good, JSON.stringify({ ...settings, minIntervalMs: 0, politeness: { ...settings.politeness, kFactor: 0 } }));
+    const ok = meguri(['demo', '--hosts', '2', '--pages', '4', '--no-progress', '--data', join(dir, 'data'), '--scheduler-config', good]);
+    assert.equal(ok.status, 0, ok.stderr);
+    assert.ok((JSON.parse(ok.stdout) as { pagesFetched: number }).pagesFetched >= 4);
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ minIntervalMs: 0, revisitShare: 1 }));
+    const r = meguri(['demo', '--hosts', '2', '--pages', '4', '--no-progress', '--scheduler-config', bad]);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /revisitShare/);
   });
 
   it('demo crawls a simulated web offline and writes the summary', () => {
