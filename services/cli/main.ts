@@ -20,6 +20,7 @@ import { SimWeb } from '../simweb/index.ts';
 import { simulateCommand } from '../ordering/cli.ts';
 import { statsHostsCommand } from './stats.ts';
 import { readSchedulerConfig, schedulerDefaults } from './scheduler-config.ts';
+import { tailCommand } from './tail.ts';
 
 const VERSION = '0.1.0';
 
@@ -228,6 +229,28 @@ export function buildProgram(): Command {
         if (rejected.length > 0) process.exitCode = 1;
       } finally {
         await transport.close();
+      }
+    });
+
+  program
+    .command('tail')
+    .description('Print a topic\'s records as JSON lines (e.g. changes, revisits), from Kafka or an embedded crawl that is not running.')
+    .argument('<topic>', 'logical topic name: changes, revisits, pages, links, frontier, deadletter')
+    .option('--kafka <brokers>', 'Kafka bootstrap servers')
+    .option('--data <dir>', 'data directory of an embedded crawl', '.data')
+    .option('--topic-prefix <prefix>', 'topic prefix', '')
+    .option('--since <time>', 'start at the first record at or after this time (ISO 8601 or epoch ms)')
+    .option('--follow', 'keep printing new records until interrupted')
+    .option('--with-page', 'print each record with the pages record its `page` pointer names')
+    .option('--limit <n>', 'stop after n records', int('--limit', 1))
+    .action(async (topic: string, flags: { kafka?: string; data: string; topicPrefix: string; since?: string; follow?: boolean; withPage?: boolean; limit?: number }) => {
+      const abort = new AbortController();
+      const onSignal = (): void => abort.abort();
+      process.once('SIGINT', onSignal);
+      try {
+        await tailCommand(topic, flags, (line) => process.stdout.write(line + '\n'), abort.signal);
+      } finally {
+        process.off('SIGINT', onSignal);
       }
     });
 

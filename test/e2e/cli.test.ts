@@ -23,7 +23,7 @@ describe('meguri CLI', { timeout: 300_000 }, () => {
   after(() => dirs.forEach(removeDir));
 
   it('has --help on every command', () => {
-    for (const cmd of [[], ['crawl'], ['demo'], ['run'], ['seed'], ['parse'], ['topics', 'create'], ['topics', 'describe'], ['robots', 'check'], ['simulate'], ['stats', 'hosts'], ['config']]) {
+    for (const cmd of [[], ['crawl'], ['demo'], ['run'], ['seed'], ['parse'], ['topics', 'create'], ['topics', 'describe'], ['robots', 'check'], ['simulate'], ['stats', 'hosts'], ['config'], ['tail']]) {
       const r = meguri([...cmd, '--help']);
       assert.equal(r.status, 0, `${cmd.join(' ')} --help: ${r.stderr}`);
       assert.match(r.stdout, /Usage: meguri/);
@@ -46,6 +46,20 @@ describe('meguri CLI', { timeout: 300_000 }, () => {
     const ok = meguri(['demo', '--hosts', '2', '--pages', '4', '--no-progress', '--data', join(dir, 'data'), '--scheduler-config', good]);
     assert.equal(ok.status, 0, ok.stderr);
     assert.ok((JSON.parse(ok.stdout) as { pagesFetched: number }).pagesFetched >= 4);
+    // What a subscriber sees: one "new" change per page, each with the pages record it points at.
+    const tail = meguri(['tail', 'changes', '--data', join(dir, 'data'), '--with-page', '--limit', '3']);
+    assert.equal(tail.status, 0, tail.stderr);
+    const lines = tail.stdout.trim().split('\n').map((l) => JSON.parse(l) as { kind: string; url: string; pageRecord: { status: number; request: { url: string }; body?: string } });
+    assert.equal(lines.length, 3);
+    for (const c of lines) {
+      assert.equal(c.kind, 'new');
+      assert.equal(c.pageRecord.status, 200);
+      assert.equal(c.pageRecord.request.url, c.url);
+      assert.match(c.pageRecord.body ?? '', /<html/i);
+    }
+    const missing = meguri(['tail', 'nosuchtopic', '--data', join(dir, 'data')]);
+    assert.notEqual(missing.status, 0);
+    assert.match(missing.stderr, /does not exist/);
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ minIntervalMs: 0, revisitShare: 1 }));
     const r = meguri(['demo', '--hosts', '2', '--pages', '4', '--no-progress', '--scheduler-config', bad]);

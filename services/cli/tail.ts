@@ -1,0 +1,77 @@
+/**
+ * `meguri tail <topic>`: prints a topic's records as JSON lines, from Kafka or from an embedded
+ * crawl's data directory — the quickest way to watch `changes` or `revisits`, or to look at what a
+ * crawl produced. With `--with-page`, a `changes` record is printed with the `pages` record its
+ * pointer names.
+ */
+import { createTransport } from '../runtime/index.ts';
+import type { Transport } from '../runtime/index.ts';
+
+export interface TailFlags {
+  kafka?: string;
+  data: string;
+  topicPrefix: string;
+  /** ISO time or epoch ms: start at the first record at or after it (default: the beginning) */
+  since?: string;
+  follow?: boolean;
+  withPage?: boolean;
+  limit?: number;
+}
+
+interface Pointer {
+  topic: string;
+  partition: number;
+  offset: string;
+}
+
+function parseSince(since: string): number {
+  const t = /^\d+$/.test(since) ? Number(since) : Date.parse(since);
+  if (!Number.isFinite(t)) throw new Error(`--since: not a time: ${since}`);
+  return t;
+}
+
+async function readOne(transport: Transport, p: Pointer): Promise<unknown> {
+  const offset = Number(p.offset);
+  for await (const batch of transport.readPartition(p.topic, p.partition, offset, offset + 1)) {
+    for (const r of batch) if (r.offset === offset && r.value) return JSON.parse(r.value.toString('utf8')) as unknown;
+  }
+  return null;
+}
+
+/** Prints records until the topic is read (or, with follow, until the signal); returns the count. */
+export async function tailCommand(logical: string, flags: TailFlags, out: (line: string) => void, signal?: AbortSignal): Promise<number> {
+  const transport = await createTransport({ transport: flags.kafka ? 'kafka' : 'embedded', kafkaBrokers: flags.kafka ? flags.kafka.split(',') : [], dataDir: flags.data });
+  try {
+    const topic = `${flags.topicPrefix}${logical}`;
+    const described = await transport.describeTopic(topic);
+    if (!described) throw new Error(`topic ${topic} does not exist (wrong --data, --kafka or --topic-prefix?)`);
+    const next = new Map<number, number>();
+    const since = flags.since !== undefined ? parseSince(flags.since) : undefined;
+    for (const p of described.partitions) next.set(p.partition, since !== undefined ? await transport.offsetForTimestamp(topic, p.partition, since) : p.low);
+    const limit = flags.limit ?? Infinity;
+    let printed = 0;
+    for (;;) {
+      const now = await transport.describeTopic(topic);
+      for (const p of now?.partitions ?? []) {
+        const from = Math.max(next.get(p.partition) ?? p.low, p.low);
+        if (from >= p.high) continue;
+        for await (const batch of transport.readPartition(topic, p.partition, from, p.high)) {
+          for (const r of batch) {
+            next.set(p.partition, r.offset + 1);
+            if (!r.value) continue;
+            const value = JSON.parse(r.value.toString('utf8')) as Record<string, unknown>;
+            const pointer = value.page as Pointer | undefined;
+            const record = flags.withPage && pointer ? { ...value, pageRecord: await readOne(transport, pointer) } : value;
+            out(JSON.stringify(record));
+            if (++printed >= limit) return printed;
+          }
+        }
+      }
+      if (!flags.follow || signal?.aborted) return printed;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      if (signal?.aborted) return printed;
+    }
+  } finally {
+    await transport.close();
+  }
+}
