@@ -27,6 +27,18 @@ export const schedulerOptionsSchema = z.strictObject({
     .max(1)
     .default(0.5)
     .describe("Share of a host's requests given to revisits of known URLs while new URLs wait too (seed 004: half)."),
+  shortTermWindowMs: z
+    .number()
+    .int()
+    .min(1)
+    .default(24 * HOUR)
+    .describe("A host's short-term queue holds the known URLs its interval allows within this window (times revisitKnownShare); seed 004: 1 day."),
+  revisitDeferMs: z
+    .number()
+    .int()
+    .min(1)
+    .default(72 * HOUR)
+    .describe('A due revisit that finds the short-term queue full goes back to the long-term queue for this long (seed 004: 3 days).'),
   overloadRemedy: z
     .enum(['stretch', 'delay', 'none'])
     .default('stretch')

@@ -285,6 +285,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       this.queues.remove(host, head.key);
       state.queued--;
       this.queuedTotal--;
+      if (head.known) state.kq = Math.max(0, (state.kq ?? 0) - 1);
       if (!urlState || urlState.st !== 'queued') continue;
       if (matcher && !matcher.isAllowed(head.url).allowed) {
         this.urls.put(head.url, { st: 'disallowed', d: urlState.d, c: urlState.c, s: urlState.s });
@@ -297,6 +298,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
         this.queues.add(host, head.key, head.url);
         state.queued++;
         this.queuedTotal++;
+        if (head.known) state.kq = (state.kq ?? 0) + 1;
         this.hosts.put(host, state);
         return false;
       }
@@ -374,16 +376,36 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       if (!u || u.st === 'queued' || u.st === 'inflight' || u.n === undefined || u.n > now) continue;
       const host = hostKey(url);
       const state = await this.hostState(host, url);
+      if ((state.kq ?? 0) >= this.knownCapacity(state)) {
+        // The host's short-term queue has no room for more revisits than it can serve in the
+        // window: back to the long-term queue, accepted again later (seed 004: 3 days).
+        const n = now + this.options.revisitDeferMs;
+        this.urls.put(url, { ...u, n });
+        this.queueStore.put(revisitKey(n, url), '');
+        this.stats.revisitsDeferred++;
+        continue;
+      }
       const q = knownQueueKey(host, this.revisitPriority(u, now), this.stats.seq++);
       this.queues.add(host, q, url);
       const { n: _n, ...rest } = u;
       this.urls.put(url, { ...rest, st: 'queued', q, v: 1 });
+      state.kq = (state.kq ?? 0) + 1;
       state.queued++;
       this.queuedTotal++;
       this.hosts.put(host, state);
       if (!state.inflight) this.schedule(host, Math.max(state.nextAt, now));
     }
     if (due.length > 0) this.saveStats();
+  }
+
+  /**
+   * Known URLs a host's short-term queue holds at most: its share of the requests the host's
+   * politeness interval allows within `shortTermWindowMs` (seed 004: one day, split equally).
+   */
+  private knownCapacity(state: HostState): number {
+    const intervalMs = hostInterval(state.pol ?? emptyPoliteness(), this.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {}).ms;
+    if (!(intervalMs > 0)) return Infinity;
+    return Math.max(1, Math.floor((this.options.shortTermWindowMs / intervalMs) * this.options.revisitKnownShare));
   }
 
   /**
@@ -485,6 +507,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     }
     this.queuedTotal -= state.queued;
     state.queued = 0;
+    delete state.kq;
   }
 
   private applyRobots(host: string, state: HostState, outcome: OutcomeLink, now: number): void {
@@ -548,6 +571,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       } else if (target.st === 'queued' && target.q) {
         this.queues.remove(hostKey(outcome.finalUrl), target.q);
         state.queued--;
+        if (target.v) state.kq = Math.max(0, (state.kq ?? 0) - 1);
         this.queuedTotal--;
         const { q: _q, ...rest } = target;
         this.urls.put(outcome.finalUrl, { ...rest, st: 'done', f: now });

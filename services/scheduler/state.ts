@@ -79,6 +79,8 @@ export interface HostState {
   pol?: PolitenessState;
   /** credit of known (revisit) URLs in the new/known split of the host's requests */
   ks?: number;
+  /** known URLs (due revisits) in the host's queue */
+  kq?: number;
   /** set while the host is overloaded: allowed interval (ms), remedy, its factor and delay (ms) */
   ov?: { a: number; k: OverloadRemedy; f: number; d: number };
 }
@@ -128,6 +130,8 @@ export interface PartitionStats {
   changed: number;
   /** revisits planned while their host was overloaded (the remedy, if any, applied) */
   overloadedRevisits: number;
+  /** due revisits sent back to the long-term queue because the host's short-term queue was full */
+  revisitsDeferred: number;
   errors: number;
   lost: number;
   bytes: number;
@@ -149,6 +153,7 @@ export function emptyStats(): PartitionStats {
     revisits: 0,
     changed: 0,
     overloadedRevisits: 0,
+    revisitsDeferred: 0,
     errors: 0,
     lost: 0,
     bytes: 0,

@@ -381,6 +381,32 @@ describe('scheduler revisit scheduling', { timeout: 60_000 }, () => {
     }
   });
 
+  it('due revisits beyond the short-term queue capacity go back to the long-term queue for 3 days', async () => {
+    // Interval 60 s and a 2-minute window with half for known URLs: room for 1 due revisit.
+    const h = await harness({ minIntervalMs: 60_000, shortTermWindowMs: 120_000, requestTimeoutMs: 86_400_000, revisitPolicy: { minIntervalS: 60, secondVisitMinS: 600, secondVisitMaxS: 600 } });
+    try {
+      for (const p of ['a', 'b', 'c', 'd']) await h.send({ v: 1, type: 'seed', url: `http://q.test/${p}`, addedAt: T0 });
+      await h.answer(await h.next()); // robots.txt
+      for (let i = 0; i < 4; i++) await h.answer(await h.advanceToPage(5000));
+      await waitFor('four pages fetched', async () => (await h.events('changes')).length === 4, 5000, 10);
+      // Each page is due 10 minutes after its fetch. The first due one goes out at once (and is not
+      // answered here), the next fills the queue's one known slot, the last two are deferred.
+      await waitFor('one revisit queued, two deferred', async () => {
+        h.clock.advance(10_000);
+        await new Promise((r) => setTimeout(r, 10));
+        return h.progress.totals().revisitsDeferred === 2;
+      }, 10_000, 5);
+      const totals = h.progress.totals();
+      assert.equal(totals.queued, 1);
+      assert.equal(totals.inflight, 1);
+      const revisits = (await h.events('frontier')).filter((r) => r.reason === 'revisit');
+      assert.deepEqual(revisits.map((r) => r.url), ['http://q.test/a']);
+    } finally {
+      await h.stop();
+      removeDir(h.dir);
+    }
+  });
+
   it('an overloaded host is flagged and its revisit intervals stretched until 1/L fits the politeness interval', async () => {
     // Politeness allows one request per 60 s; every page asks for a revisit every 60 s.
     const h = await harness({ minIntervalMs: 60_000, revisitPolicy: { minIntervalS: 60, secondVisitMinS: 60, secondVisitMaxS: 60 } });
