@@ -246,12 +246,12 @@ const OUTCOME_MARK = Buffer.from('"type":"outcome"');
 /**
  * Crawler view, from the `frontier` and `links` topics: each host's cycle, request start to the next
  * request's start, split into
- *   fetch       fetcher start → end (fetch.totalMs: connection slot, request, body, decoding)
+ *   fetch       fetch.totalMs: from holding a connection slot to the end of the response
  *   parse       end → outcome emitted by the parser (pages topic hop + parse)
  *   toSchedule  outcome emitted → next request emitted, less the host interval (links topic hop,
  *               scheduler batch, waiting for the next dispatch tick)
  *   interval    the host interval the policy chose (replayed from the outcomes with the same config)
- *   toFetcher   request emitted → fetch start (frontier topic hop, fetcher queue)
+ *   toFetcher   request emitted → fetch start (frontier topic hop, fetcher queue, per-IP slot)
  */
 async function crawlerFigures(dataDir: string, scheduler: SchedulerOptionsInput, w0: number, w1: number) {
   const transport = await createTransport({ transport: 'embedded', kafkaBrokers: [], dataDir });
