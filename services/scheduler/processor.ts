@@ -479,8 +479,12 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       await this.applyPageOutcome(outcome, state, now, ctx);
       this.publishLoad(host, state, before);
     }
-    // The politeness policy decides when the host may be asked again (docs/politeness.md).
-    const next = afterOutcome(state.pol ?? emptyPoliteness(), outcome, now, this.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {});
+    // The politeness policy decides when the host may be asked again (docs/politeness.md). Its
+    // interval runs from the end of the fetch, not from this outcome's arrival: parsing and the
+    // topic hops put no load on the server. Kept within [issued + server time, now], so a fetcher
+    // clock that is off moves it by at most the frontier hop.
+    const endedAt = Math.min(now, Math.max(outcome.fetchedAt, inflight.issuedAt + outcome.fetch.totalMs));
+    const next = afterOutcome(state.pol ?? emptyPoliteness(), outcome, endedAt, this.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {});
     state.pol = next.state;
     state.nextAt = next.nextAt;
     this.hosts.put(host, state);
