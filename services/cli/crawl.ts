@@ -44,6 +44,8 @@ export interface CrawlSnapshot {
   readonly bytes: number;
   readonly hosts: number;
   readonly queued: number;
+  /** of the queued URLs, those on parked hosts (robots.txt unreachable, or failing), waiting on a retry */
+  readonly waitingOnParkedHosts: number;
   readonly inflight: number;
   readonly urlsKnown: number;
   readonly elapsedS: number;
@@ -129,6 +131,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
       bytes: t.bytes,
       hosts: t.hosts,
       queued: t.queued,
+      waitingOnParkedHosts: t.parked,
       inflight: t.inflight,
       urlsKnown: t.urlsKnown,
       elapsedS: Math.round(elapsedS * 1000) / 1000,
@@ -161,8 +164,10 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
         break;
       }
       if (options.untilIdle) {
-        if (snap.queued === 0 && snap.inflight === 0) {
-          // Nothing queued and no request without its outcome: the only work left could be
+        // URLs of parked hosts wait on a retry hours away (an unreachable robots.txt, a failing
+        // server): they do not keep an --until-idle crawl running; the summary counts them.
+        if (snap.queued - snap.waitingOnParkedHosts === 0 && snap.inflight === 0) {
+          // Nothing else queued and no request without its outcome: the only work left could be
           // unread `links` records (written without transactions, so their lag is exact; frontier
           // lag would never reach 0 on Kafka because of transaction markers).
           const lag = await totalLag(transport, `${prefix}scheduler`, `${prefix}links`);

@@ -74,6 +74,9 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   private readonly deadlines = new Map<string, number>();
   private readonly matchers = new Map<string, AgentMatcher>();
   private queuedTotal = 0;
+  /** Hosts parked (robots.txt unreachable, or failing) and the URLs queued on them, for --until-idle. */
+  private readonly parkedHosts = new Set<string>();
+  private parkedQueued = 0;
 
   private readonly progress: CrawlProgress | undefined;
   private readonly budget: FetchBudget | undefined;
@@ -104,6 +107,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     for await (const [host, value] of this.hosts.range({ lt: STATS_KEY })) {
       const state = value as HostState;
       this.queuedTotal += state.queued;
+      this.trackParked(host, state, now);
       this.board.load(state.pol?.L ?? 0, state.ov !== undefined);
       if (state.inflight) this.deadlines.set(host, state.inflight.issuedAt + this.options.requestTimeoutMs);
       else if (state.queued > 0 || (state.robotsDueAt !== undefined && state.robotsDueAt <= now && state.queued > 0)) this.schedule(host, state.nextAt);
@@ -140,6 +144,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
 
   private async tick(ctx: ProcessorContext): Promise<void> {
     const dirty = (await this.sweepLost(ctx)) + (await this.dispatch(ctx));
+    await this.countParked(ctx.now());
     if (dirty > 0) this.saveStats();
     this.report();
   }
@@ -150,7 +155,27 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   }
 
   private report(): void {
-    this.progress?.update(this.partition, this.stats, { queued: this.queuedTotal, inflight: this.deadlines.size });
+    this.progress?.update(this.partition, this.stats, { queued: this.queuedTotal, inflight: this.deadlines.size, parked: this.parkedQueued });
+  }
+
+  /** Parked: robots.txt unreachable (whole host disallowed until it answers) or parked after failures. */
+  private trackParked(host: string, state: HostState, now: number): void {
+    if (state.robotsParked === true || (state.pol?.p ?? 0) > now) this.parkedHosts.add(host);
+    else this.parkedHosts.delete(host);
+  }
+
+  /** URLs queued on parked hosts: work that waits on a retry, not on the crawl. */
+  private async countParked(now: number): Promise<void> {
+    let queued = 0;
+    for (const host of this.parkedHosts) {
+      const state = (await this.hosts.get(host)) as HostState | undefined;
+      if (!state) this.parkedHosts.delete(host);
+      else {
+        this.trackParked(host, state, now);
+        if (this.parkedHosts.has(host)) queued += state.queued;
+      }
+    }
+    this.parkedQueued = queued;
   }
 
   private schedule(host: string, at: number): void {
@@ -450,6 +475,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
         state.robots = toJSON(rulesForFetchResult({ error: new Error('robots.txt request lost'), nowMs: now, unreachableSinceMs: state.robotsUnreachableSince ?? null }).rules);
         state.robotsParked = true;
         state.robotsDueAt = now + 60_000;
+        this.parkedHosts.add(host);
       }
       this.hosts.put(host, state);
       if (state.queued > 0) this.schedule(host, state.nextAt);
@@ -487,6 +513,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     const next = afterOutcome(state.pol ?? emptyPoliteness(), outcome, endedAt, this.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {});
     state.pol = next.state;
     state.nextAt = next.nextAt;
+    this.trackParked(host, state, now);
     this.hosts.put(host, state);
     if (state.queued > 0) this.schedule(host, state.robotsParked ? (state.robotsDueAt ?? state.nextAt) : state.nextAt);
   }

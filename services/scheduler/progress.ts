@@ -8,6 +8,8 @@ import type { PartitionStats } from './state.ts';
 export interface PartitionLoad {
   readonly queued: number;
   readonly inflight: number;
+  /** of the queued URLs, those on parked hosts (robots.txt unreachable, or failing): waiting on a retry */
+  readonly parked?: number;
 }
 
 export class CrawlProgress {
@@ -21,13 +23,14 @@ export class CrawlProgress {
     this.partitions.delete(partition);
   }
 
-  totals(): PartitionStats & PartitionLoad {
-    const t: Record<string, number> = { queued: 0, inflight: 0 };
+  totals(): PartitionStats & Required<PartitionLoad> {
+    const t: Record<string, number> = { queued: 0, inflight: 0, parked: 0 };
     for (const { stats, load } of this.partitions.values()) {
       for (const [k, v] of Object.entries(stats)) t[k] = (t[k] ?? 0) + v;
       t.queued = (t.queued ?? 0) + load.queued;
       t.inflight = (t.inflight ?? 0) + load.inflight;
+      t.parked = (t.parked ?? 0) + (load.parked ?? 0);
     }
-    return t as unknown as PartitionStats & PartitionLoad;
+    return t as unknown as PartitionStats & Required<PartitionLoad>;
   }
 }
