@@ -216,7 +216,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     if (known) {
       if (known.st !== 'queued' || !known.q) return;
       // Incremental PageRank (DL1): the contribution raises the queued URL's priority.
-      const score = roundScore(known.s + contribution);
+      const score = this.noteScore(roundScore(known.s + contribution));
       // A due revisit keeps its place in the known queue (ordered by γ); only its score grows.
       if (known.v) {
         this.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth) });
@@ -443,7 +443,14 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     const r = revisitOf(u);
     const tau = (r ? estimateInterval(r) : null) ?? (u.w ?? 86_400_000) / 1000;
     const tCrawl = (u.f ?? now) / 1000;
-    return selectionProbability(alphaFromScore(u.s), now / 1000, tCrawl, tau);
+    // α relative to the most important page this partition knows, so importance spreads over [0, ½].
+    return selectionProbability(alphaFromScore(u.s, { maxScore: Math.max(1, this.stats.maxScore ?? 1), alphaMax: 0.5, log: true }), now / 1000, tCrawl, tau);
+  }
+
+  /** Keeps the partition's highest score (the α normaliser); returns the score. */
+  private noteScore(score: number): number {
+    if (score > (this.stats.maxScore ?? 0)) this.stats.maxScore = score;
+    return score;
   }
 
   /** Re-issues requests whose outcome never came (a fetcher died with them). */
@@ -579,7 +586,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       st: status,
       d: u?.d ?? 0,
       c: u?.c ?? 0,
-      s: roundScore((u?.s ?? 0) + 1),
+      s: this.noteScore(roundScore((u?.s ?? 0) + 1)),
       f: now,
       h: outcome.status,
       ...(outcome.md5 ? { m: packMd5(outcome.md5) } : u?.m ? { m: u.m } : {}),

@@ -138,6 +138,8 @@ export interface PartitionStats {
   hosts: number;
   urlsKnown: number;
   seq: number;
+  /** highest IPR score in the partition: normalises α of the revisit selection */
+  maxScore?: number;
 }
 
 export function emptyStats(): PartitionStats {
