@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { version, httpUrl, epochMs, validators, recordPointer, errorCode } from './common.ts';
 import { fetchReason } from './frontier.ts';
 
+/** Out-links listed on an outcome at most (a page with more still sends every `link` record). */
+export const MAX_OUT_LINKS = 2000;
+
 /** A URL to start from, added by `meguri crawl`/`meguri seed`. Keyed by its host. */
 export const seedLink = z.object({
   v: version,
@@ -22,6 +25,10 @@ export const discoveredLink = z.object({
   contribution: z.number().finite().nonnegative().describe('IPR contribution (score+1)/out-degree of the source.'),
   sameSite: z.boolean().describe('Target on the same site as the source (tie-break: same-site first).'),
   foundAt: epochMs,
+  propagated: z
+    .boolean()
+    .optional()
+    .describe('Score passed on by the scheduler from an already-fetched page (IPR VR/AR cut-offs): updates a known URL, never discovers one.'),
 });
 
 /** The result of one fetch request, keyed by the fetched URL's host (back to the owning partition). */
@@ -41,6 +48,11 @@ export const outcomeLink = z.object({
   title: z.string().max(1024).optional(),
   validators: validators.optional(),
   outDegree: z.number().int().nonnegative(),
+  outLinks: z
+    .array(httpUrl)
+    .max(MAX_OUT_LINKS)
+    .optional()
+    .describe("The followed out-links (normalised), so the scheduler can pass this page's score on again later (IPR VR/AR)."),
   noindex: z.boolean().optional(),
   fetch: z.object({
     totalMs: z.number().nonnegative().describe("The server's time: from holding a connection slot to the end of the response (the fetcher's own queueing left out)."),

@@ -112,7 +112,8 @@ export const services: readonly ServiceSpec[] = [
     name: 'scheduler',
     stateful: true,
     reads: ['links'],
-    writes: ['frontier', 'revisits', 'changes', 'deadletter'],
+    // links: score passed on from fetched pages to other partitions (IPR VR/AR cut-offs)
+    writes: ['frontier', 'links', 'revisits', 'changes', 'deadletter'],
     stores: [
       { name: 'urls', changelog: true, description: 'Per-URL state: seen, depth, score, estimator, hashes, validators.' },
       { name: 'hosts', changelog: true, description: 'Per-host state: robots, politeness clock, in-flight request, load.' },

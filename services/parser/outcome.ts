@@ -29,6 +29,7 @@
  */
 import type { PageRecord } from '../../schemas/pages.ts';
 import type { DiscoveredLink, OutcomeLink } from '../../schemas/links.ts';
+import { MAX_OUT_LINKS } from '../../schemas/links.ts';
 import { SCHEMA_VERSION } from '../../schemas/common.ts';
 import { extractPage, parseRobotsDirectives, type Extracted, type ExtractOptions } from './extract.ts';
 import { md5Hex, simhash } from './fingerprint.ts';
@@ -213,6 +214,7 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
   const outDegree = targets.length;
   outcome.outDegree = outDegree;
   if (outDegree === 0) return { outcome, links: [], extracted: ex };
+  if (outDegree <= MAX_OUT_LINKS) outcome.outLinks = targets.map((t) => t.url);
 
   const depth = req.depth + 1;
   const cgiHops = isDynamicUrl(page.finalUrl) ? req.cgiHops + 1 : 0;

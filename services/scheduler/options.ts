@@ -19,6 +19,16 @@ export const schedulerOptionsSchema = z.strictObject({
   maxPagesPerPartition: z.number().int().min(0).optional().describe('Page budget of each scheduler partition (unset: unlimited).'),
   dispatchIntervalMs: z.number().int().min(1).default(20).describe('How often due hosts are looked for.'),
   maxDispatchPerRound: z.number().int().min(1).default(2000).describe('Fetch requests emitted per dispatch round at most.'),
+  ordering: z
+    .enum(['ipr-dl1', 'ipr-vr', 'ipr-ar', 'blc', 'bf'])
+    .default('ipr-dl1')
+    .describe('Crawl order within a host (seed 003): incremental PageRank with the DL1, VR or AR cut-off, back-link count, or breadth-first.'),
+  orderingValueRatio: z.number().positive().default(1.5).describe('IPR-VR: a fetched page passes on what it receives when that is at least this times its score.'),
+  orderingAccumulatedRatio: z
+    .number()
+    .positive()
+    .default(29 / 30)
+    .describe('IPR-AR: a fetched page passes on its accumulated receipts once they reach this share of its score (29/30: 30× the score at the last pass).'),
   revisit: z.boolean().default(true).describe('Revisit fetched pages at their estimated change rate and report changes (seed 004).'),
   revisitSweepMs: z.number().int().min(1).default(1000).describe('How often the long-term queue is swept for due revisits.'),
   revisitKnownShare: z

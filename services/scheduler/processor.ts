@@ -19,12 +19,12 @@ import type { AgentMatcher } from './robots/index.ts';
 import type { SchedulerOptions } from './options.ts';
 import { ReadyHeap } from './ready-heap.ts';
 import { QueueCache } from './queue-cache.ts';
-import { STATS_KEY, emptyStats, knownQueueKey, md5Of, packMd5, packRevisit, queueKey, revisitKey, revisitKeyBound, revisitKeyUrl, revisitOf, roundScore, REVISIT_PREFIX } from './state.ts';
+import { STATS_KEY, blcTieBreak, decodeOutLinks, emptyStats, encodeOutLinks, knownQueueKey, md5Of, outLinksKey, packMd5, packRevisit, queueKey, revisitKey, revisitKeyBound, revisitKeyUrl, revisitOf, roundScore, REVISIT_PREFIX } from './state.ts';
 import { DEFAULT_REVISIT_OPTIONS, initialState as initialRevisit, update as updateRevisit, nextInterval as nextRevisitInterval, estimateInterval } from '../revisit/estimator.ts';
 import type { RevisitOptions } from '../revisit/estimator.ts';
 import { alphaFromScore, selectionProbability } from '../revisit/selection.ts';
 import { hammingDistance } from '../parser/fingerprint.ts';
-import { hostOf } from '../parser/url.ts';
+import { hostOf, siteOf } from '../parser/url.ts';
 import type { ChangeRecord, RevisitRecord } from '../../schemas/index.ts';
 import type { HostState, PartitionStats, UrlState } from './state.ts';
 import type { CrawlProgress } from './progress.ts';
@@ -198,6 +198,12 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   }
 
   private async onLink(link: DiscoveredLink, ctx: ProcessorContext): Promise<void> {
+    if (link.propagated) {
+      // Score passed on by another partition's fetched page: it updates a known URL only.
+      const known = await this.urls.get(link.url);
+      if (known) await this.receive(link.url, known, link.contribution, link.depth, true, ctx);
+      return;
+    }
     if (link.depth > this.options.maxDepth) {
       if (!(await this.urls.get(link.url))) this.stats.depthSkipped++;
       return;
@@ -209,14 +215,48 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     await this.discover(link.url, link.depth, link.cgiHops, link.contribution, ctx);
   }
 
-  /** A URL was found: queue it if new, or add its new score contribution if still queued. */
+  /** What one link adds to its target's priority under the configured ordering (seed 003's strategies). */
+  private linkGain(contribution: number): number {
+    const ordering = this.options.ordering;
+    return ordering === 'bf' ? 0 : ordering === 'blc' ? 1 : contribution;
+  }
+
+  /** A URL was found: queue it if new, or let it receive the link's score if known. */
   private async discover(url: string, depth: number, cgiHops: number, contribution: number, ctx: ProcessorContext): Promise<void> {
     const known = await this.urls.get(url);
-    const host = hostKey(url);
+    const gain = this.linkGain(contribution);
     if (known) {
-      if (known.st !== 'queued' || !known.q) return;
-      // Incremental PageRank (DL1): the contribution raises the queued URL's priority.
-      const score = this.noteScore(roundScore(known.s + contribution));
+      await this.receive(url, known, gain, depth, false, ctx);
+      return;
+    }
+    const host = hostKey(url);
+    const state = await this.hostState(host, url);
+    // BLC breaks ties by fewer '/' in the URL, then by a shorter URL (seed 003), below one link's worth.
+    const score = this.noteScore(roundScore(this.options.ordering === 'blc' ? gain + blcTieBreak(url) : gain));
+    const q = queueKey(host, score, this.stats.seq++);
+    this.queues.add(host, q, url);
+    this.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q });
+    this.stats.urlsKnown++;
+    state.queued++;
+    this.queuedTotal++;
+    this.hosts.put(host, state);
+    if (!state.inflight) this.schedule(host, Math.max(state.nextAt, ctx.now()));
+  }
+
+  /**
+   * A known URL receives score. Queued, it moves up its host's queue (incremental PageRank, DL1).
+   * Fetched, under the VR or AR cut-off it may pass the score on along its stored out-links: VR when
+   * the amount is at least `orderingValueRatio` times its score (a passed-on amount below that does
+   * not even update it), AR once its accumulated receipts reach `orderingAccumulatedRatio` of it.
+   */
+  private async receive(url: string, known: UrlState, gain: number, depth: number, propagated: boolean, ctx: ProcessorContext): Promise<void> {
+    const host = hostKey(url);
+    if (known.st === 'queued' && known.q) {
+      if (!(gain > 0)) {
+        if (depth < known.d) this.urls.put(url, { ...known, d: depth });
+        return;
+      }
+      const score = this.noteScore(roundScore(known.s + gain));
       // A due revisit keeps its place in the known queue (ordered by γ); only its score grows.
       if (known.v) {
         this.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth) });
@@ -228,15 +268,50 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       this.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth), q });
       return;
     }
-    const state = await this.hostState(host, url);
-    const q = queueKey(host, contribution, this.stats.seq++);
-    this.queues.add(host, q, url);
-    this.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: roundScore(contribution), q });
-    this.stats.urlsKnown++;
-    state.queued++;
-    this.queuedTotal++;
-    this.hosts.put(host, state);
-    if (!state.inflight) this.schedule(host, Math.max(state.nextAt, ctx.now()));
+    const ordering = this.options.ordering;
+    if (known.f === undefined || known.st === 'inflight' || !(gain > 0) || (ordering !== 'ipr-vr' && ordering !== 'ipr-ar')) return;
+    const before = known.s;
+    if (ordering === 'ipr-vr') {
+      const passes = gain >= this.options.orderingValueRatio * before;
+      if (propagated && !passes) return;
+      this.urls.put(url, { ...known, s: this.noteScore(roundScore(before + gain)) });
+      if (passes) await this.passOn(url, known.d, gain, ctx);
+      return;
+    }
+    const score = this.noteScore(roundScore(before + gain));
+    const pending = (known.y ?? 0) + gain;
+    if (pending >= this.options.orderingAccumulatedRatio * score) {
+      const { y: _y, ...rest } = known;
+      this.urls.put(url, { ...rest, s: score });
+      await this.passOn(url, known.d, pending, ctx);
+    } else this.urls.put(url, { ...known, s: score, y: pending });
+  }
+
+  /** Passes `amount` on equally over a fetched page's stored out-links, to whichever partitions own them. */
+  private async passOn(url: string, depth: number, amount: number, ctx: ProcessorContext): Promise<void> {
+    const stored = await this.queueStore.get(outLinksKey(url));
+    if (!stored) return;
+    const targets = decodeOutLinks(stored, url);
+    if (targets.length === 0) return;
+    const share = amount / targets.length;
+    const now = ctx.now();
+    const site = siteOf(hostKey(url));
+    for (const target of targets) {
+      const record: DiscoveredLink = {
+        v: SCHEMA_VERSION,
+        type: 'link',
+        url: target,
+        source: url,
+        depth: depth + 1,
+        cgiHops: 0,
+        contribution: share,
+        sameSite: siteOf(hostKey(target)) === site,
+        foundAt: now,
+        propagated: true,
+      };
+      ctx.emit('links', hostKey(target), record);
+    }
+    this.stats.scorePassedOn++;
   }
 
   private matcherFor(host: string, state: HostState): AgentMatcher | undefined {
@@ -599,6 +674,10 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     };
     if (this.options.revisit) this.trackChange(outcome, u, next, first, now, ctx, state);
     this.urls.put(outcome.url, next);
+    // VR/AR pass score on from fetched pages later: keep their out-links, compactly, beside the queues.
+    if ((this.options.ordering === 'ipr-vr' || this.options.ordering === 'ipr-ar') && outcome.outLinks && outcome.outLinks.length > 0) {
+      this.queueStore.put(outLinksKey(outcome.url), encodeOutLinks(outcome.outLinks, outcome.url));
+    }
     // A same-host redirect target is now known too: do not fetch it again as a new URL.
     if (outcome.finalUrl && outcome.finalUrl !== outcome.url && hostKey(outcome.finalUrl) === hostKey(outcome.url)) {
       const target = await this.urls.get(outcome.finalUrl);

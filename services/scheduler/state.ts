@@ -43,6 +43,8 @@ export interface UrlState {
   w?: number;
   /** queued as a revisit of a known page (not a discovery) */
   v?: 1;
+  /** IPR-AR: score received since this page last passed its score on */
+  y?: number;
 }
 
 export interface InFlight {
@@ -132,6 +134,8 @@ export interface PartitionStats {
   overloadedRevisits: number;
   /** due revisits sent back to the long-term queue because the host's short-term queue was full */
   revisitsDeferred: number;
+  /** IPR-VR/AR: times a fetched page passed its score on along its out-links */
+  scorePassedOn: number;
   errors: number;
   lost: number;
   bytes: number;
@@ -156,6 +160,7 @@ export function emptyStats(): PartitionStats {
     changed: 0,
     overloadedRevisits: 0,
     revisitsDeferred: 0,
+    scorePassedOn: 0,
     errors: 0,
     lost: 0,
     bytes: 0,
@@ -200,6 +205,34 @@ export const REVISIT_PREFIX = '\u0001';
 
 export function revisitKey(dueAt: number, url: string): string {
   return `${REVISIT_PREFIX}${String(Math.max(0, Math.round(dueAt))).padStart(15, '0')}\u0000${url}`;
+}
+
+/** Out-links of fetched pages (IPR VR/AR) live in the queues store under this prefix. */
+export const OUTLINKS_PREFIX = '\u0002';
+
+export function outLinksKey(url: string): string {
+  return OUTLINKS_PREFIX + url;
+}
+
+/** One line per link; links on the page's own origin as paths (most of them, and much shorter). */
+export function encodeOutLinks(links: readonly string[], pageUrl: string): string {
+  const origin = new URL(pageUrl).origin;
+  return links.map((l) => (l.startsWith(origin + '/') ? l.slice(origin.length) : l)).join('\n');
+}
+
+export function decodeOutLinks(stored: string, pageUrl: string): string[] {
+  const origin = new URL(pageUrl).origin;
+  return stored.split('\n').filter((l) => l !== '').map((l) => (l.startsWith('/') ? origin + l : l));
+}
+
+/**
+ * BLC tie-break inside one link's worth of score: fewer '/' first, then a shorter URL (seed 003).
+ * In [0, 1): (63 − slashes)/64 plus up to 1/64 for shortness, at the queue keys' 1e-6 resolution.
+ */
+export function blcTieBreak(url: string): number {
+  const slashes = Math.min(63, (url.match(/\//g) ?? []).length);
+  const length = Math.min(4095, url.length);
+  return (63 - slashes) / 64 + (4095 - length) / 4096 / 64;
 }
 
 /** The URL in a revisit index key. */

@@ -11,7 +11,7 @@ import { schedulerService, hostKey, CrawlProgress } from '../../services/schedul
 import { SCHEMA_VERSION, frontierRecord } from '../../schemas/index.ts';
 import type { FrontierRecord, LinksRecord, OutcomeLink } from '../../schemas/index.ts';
 import { ReadyHeap } from '../../services/scheduler/ready-heap.ts';
-import { md5Of, packMd5, packRevisit, queueKey, revisitKey, revisitKeyUrl, revisitOf, roundScore } from '../../services/scheduler/state.ts';
+import { blcTieBreak, decodeOutLinks, encodeOutLinks, md5Of, packMd5, packRevisit, queueKey, revisitKey, revisitKeyUrl, revisitOf, roundScore } from '../../services/scheduler/state.ts';
 import { hostRows } from '../../services/cli/stats.ts';
 import { tempDir, removeDir, readAll, waitFor } from '../support/transports.ts';
 
@@ -167,6 +167,18 @@ describe('scheduler building blocks', () => {
     assert.equal(roundScore(2.659976811846718), 2.659977);
   });
 
+  it('out-links are stored relative to the page origin and read back whole; BLC tie-breaks stay below one link', () => {
+    const links = ['http://a.test/x', 'http://a.test/y?q=1', 'https://a.test/z', 'http://b.test/', 'http://a.test:8080/p'];
+    const stored = encodeOutLinks(links, 'http://a.test/page');
+    assert.equal(stored, '/x\n/y?q=1\nhttps://a.test/z\nhttp://b.test/\nhttp://a.test:8080/p');
+    assert.deepEqual(decodeOutLinks(stored, 'http://a.test/page'), links);
+    const shallow = blcTieBreak('http://a.test/x.html');
+    const deep = blcTieBreak('http://a.test/a/b/x.html');
+    const longer = blcTieBreak('http://a.test/xxxxxxx.html');
+    assert.ok(shallow > deep && shallow > longer && longer > deep);
+    assert.ok(shallow < 1 && deep >= 0);
+  });
+
   it('revisit index keys sort by due time and carry their URL', () => {
     const url = 'http://a.test/x?y=1';
     assert.equal(revisitKeyUrl(revisitKey(1_764_000_000_000, url)), url);
@@ -285,61 +297,62 @@ describe('scheduler revisits', { timeout: 60_000 }, () => {
   });
 });
 
-describe('scheduler revisit scheduling', { timeout: 60_000 }, () => {
-  /** A scheduler on the embedded log with a manual clock, and helpers to play the fetcher. */
-  async function harness(options: Parameters<typeof schedulerService>[0]) {
-    const dir = tempDir();
-    const transport = await EmbeddedTransport.open({ dir });
-    const clock = new ManualClock(T0);
-    const progress = new CrawlProgress();
-    const service = new StreamService(
-      schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, revisitSweepMs: 1000, minIntervalMs: 0, ...options, politeness: { kFactor: 0, suspendEnabled: false } }, { progress }),
-      { transport, dataDir: dir, partitions: 1, clock },
+/** A scheduler on the embedded log with a manual clock, and helpers to play the fetcher. */
+async function harness(options: Parameters<typeof schedulerService>[0]) {
+  const dir = tempDir();
+  const transport = await EmbeddedTransport.open({ dir });
+  const clock = new ManualClock(T0);
+  const progress = new CrawlProgress();
+  const service = new StreamService(
+    schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, revisitSweepMs: 1000, minIntervalMs: 0, ...options, politeness: { kFactor: 0, suspendEnabled: false } }, { progress }),
+    { transport, dataDir: dir, partitions: 1, clock },
+  );
+  await transport.ensureTopics(service.topicDefinitions(1));
+  await service.start();
+  await service.ready();
+  let seen = 0;
+  const next = async (): Promise<FrontierRecord> => {
+    let all: FrontierRecord[] = [];
+    await waitFor('a frontier record', async () => {
+      all = (await readAll(transport, 'frontier')).map((r) => frontierRecord.parse(JSON.parse(r.value!)));
+      return all.length > seen;
+    }, 10_000, 10);
+    return all[seen++]!;
+  };
+  const send = (v: LinksRecord): Promise<unknown> => transport.send([{ topic: 'links', key: hostKey(v.url), value: Buffer.from(JSON.stringify(v)) }]);
+  const answer = (req: FrontierRecord, extra: Partial<OutcomeLink> = {}): Promise<unknown> =>
+    send(
+      req.reason === 'robots'
+        ? { v: SCHEMA_VERSION, type: 'outcome', requestId: req.requestId, url: req.url, reason: req.reason, status: 404, result: 'client-error', outDegree: 0, fetch: { totalMs: 5, bytes: 0 }, fetchedAt: clock.now(), robots: { status: 404 } }
+        : { v: SCHEMA_VERSION, type: 'outcome', requestId: req.requestId, url: req.url, reason: req.reason, status: 200, result: 'ok', outDegree: 0, fetch: { totalMs: 5, bytes: 50_000 }, fetchedAt: clock.now(), md5: 'a'.repeat(32), ...extra },
     );
-    await transport.ensureTopics(service.topicDefinitions(1));
-    await service.start();
-    await service.ready();
-    let seen = 0;
-    const next = async (): Promise<FrontierRecord> => {
-      let all: FrontierRecord[] = [];
-      await waitFor('a frontier record', async () => {
-        all = (await readAll(transport, 'frontier')).map((r) => frontierRecord.parse(JSON.parse(r.value!)));
-        return all.length > seen;
-      }, 10_000, 10);
-      return all[seen++]!;
-    };
-    const send = (v: LinksRecord): Promise<unknown> => transport.send([{ topic: 'links', key: hostKey(v.url), value: Buffer.from(JSON.stringify(v)) }]);
-    const answer = (req: FrontierRecord, extra: Partial<OutcomeLink> = {}): Promise<unknown> =>
-      send(
-        req.reason === 'robots'
-          ? { v: SCHEMA_VERSION, type: 'outcome', requestId: req.requestId, url: req.url, reason: req.reason, status: 404, result: 'client-error', outDegree: 0, fetch: { totalMs: 5, bytes: 0 }, fetchedAt: clock.now(), robots: { status: 404 } }
-          : { v: SCHEMA_VERSION, type: 'outcome', requestId: req.requestId, url: req.url, reason: req.reason, status: 200, result: 'ok', outDegree: 0, fetch: { totalMs: 5, bytes: 50_000 }, fetchedAt: clock.now(), md5: 'a'.repeat(32), ...extra },
-      );
-    /** The next request that is not robots.txt (robots.txt, due every 6 h, is answered 404 on the way). */
-    const nextPage = async (): Promise<FrontierRecord> => {
-      for (;;) {
-        const req = await next();
-        if (req.reason !== 'robots') return req;
-        await answer(req);
-      }
-    };
-    const events = async (topic: string): Promise<Record<string, unknown>[]> => (await readAll(transport, topic)).map((r) => JSON.parse(r.value!) as Record<string, unknown>);
-    /** Moves the clock in steps until the next page request (the scheduler applies outcomes asynchronously). */
-    const advanceToPage = async (stepMs: number): Promise<FrontierRecord> => {
-      for (let i = 0; i < 200; i++) {
-        if ((await readAll(transport, 'frontier')).length > seen) return nextPage();
-        clock.advance(stepMs);
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      throw new Error('no request');
-    };
-    const stop = async (): Promise<void> => {
-      await service.stop();
-      await transport.close();
-    };
-    const metrics = (): Promise<string> => service.metrics.registry.metrics();
-    return { dir, clock, progress, next, nextPage, advanceToPage, send, answer, events, stop, metrics };
-  }
+  /** The next request that is not robots.txt (robots.txt, due every 6 h, is answered 404 on the way). */
+  const nextPage = async (): Promise<FrontierRecord> => {
+    for (;;) {
+      const req = await next();
+      if (req.reason !== 'robots') return req;
+      await answer(req);
+    }
+  };
+  const events = async (topic: string): Promise<Record<string, unknown>[]> => (await readAll(transport, topic)).map((r) => JSON.parse(r.value!) as Record<string, unknown>);
+  /** Moves the clock in steps until the next page request (the scheduler applies outcomes asynchronously). */
+  const advanceToPage = async (stepMs: number): Promise<FrontierRecord> => {
+    for (let i = 0; i < 200; i++) {
+      if ((await readAll(transport, 'frontier')).length > seen) return nextPage();
+      clock.advance(stepMs);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error('no request');
+  };
+  const stop = async (): Promise<void> => {
+    await service.stop();
+    await transport.close();
+  };
+  const metrics = (): Promise<string> => service.metrics.registry.metrics();
+  return { dir, clock, progress, next, nextPage, advanceToPage, send, answer, events, stop, metrics };
+}
+
+describe('scheduler revisit scheduling', { timeout: 60_000 }, () => {
 
   it('due known URLs share the host with new URLs half and half, in γ order', async () => {
     // The held request must not count as lost while the clock jumps.
@@ -445,6 +458,108 @@ describe('scheduler revisit scheduling', { timeout: 60_000 }, () => {
       assert.equal(row.remedy, 'stretch');
       assert.ok(Math.abs(row.stretch - 2) < 1e-9, 'intervals × 2: 1/L becomes 60 s');
     } finally {
+      removeDir(h.dir);
+    }
+  });
+});
+
+describe('scheduler ordering strategies', { timeout: 60_000 }, () => {
+  const link = (url: string, source: string, contribution: number): LinksRecord => ({ v: 1, type: 'link', url, source, depth: 1, cgiHops: 0, contribution, sameSite: true, foundAt: T0 });
+
+  /** Fetches the home page of o.test, then finds three links on it (plus `extra` links elsewhere) and returns the fetch order of the three. */
+  async function orderOf(ordering: 'bf' | 'blc' | 'ipr-dl1', extra: LinksRecord[]): Promise<string[]> {
+    const h = await harness({ ordering });
+    try {
+      await h.send({ v: 1, type: 'seed', url: 'http://o.test/', addedAt: T0 });
+      await h.answer(await h.next()); // robots.txt
+      const home = await h.nextPage();
+      // Held in flight while the links arrive, so the queue is complete before the next dispatch.
+      for (const l of [link('http://o.test/a/b/c.html', 'http://o.test/', 0.1), link('http://o.test/x.html', 'http://o.test/', 0.2), link('http://o.test/yy.html', 'http://o.test/', 0.3), ...extra]) await h.send(l);
+      await waitFor('links queued', () => h.progress.totals().queued === 3, 5000, 10);
+      await h.answer(home);
+      const order: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const req = await h.nextPage();
+        order.push(new URL(req.url).pathname);
+        await h.answer(req);
+      }
+      return order;
+    } finally {
+      await h.stop();
+      removeDir(h.dir);
+    }
+  }
+
+  it('bf takes discovery order, blc back-link counts with fewer slashes then shorter URLs first, ipr-dl1 the summed contributions', async () => {
+    assert.deepEqual(await orderOf('bf', []), ['/a/b/c.html', '/x.html', '/yy.html']);
+    assert.deepEqual(await orderOf('blc', []), ['/x.html', '/yy.html', '/a/b/c.html']);
+    // A second fetched page linking to /a/b/c.html outweighs any tie-break.
+    assert.deepEqual(await orderOf('blc', [link('http://o.test/a/b/c.html', 'http://o.test/other.html', 0.01)]), ['/a/b/c.html', '/x.html', '/yy.html']);
+    assert.deepEqual(await orderOf('ipr-dl1', []), ['/yy.html', '/x.html', '/a/b/c.html']);
+    assert.deepEqual(await orderOf('ipr-dl1', [link('http://o.test/a/b/c.html', 'http://o.test/other.html', 0.25)]), ['/a/b/c.html', '/yy.html', '/x.html']);
+  });
+
+  it('ipr-vr passes score on from fetched pages along their stored out-links, through the links topic, while the ratio holds', async () => {
+    const h = await harness({ ordering: 'ipr-vr' });
+    try {
+      await h.send({ v: 1, type: 'seed', url: 'http://v.test/a', addedAt: T0 });
+      await h.answer(await h.next()); // robots.txt
+      const a = await h.nextPage();
+      // a links to b and c; b (fetched next) links to d.
+      await h.send(link('http://v.test/b', 'http://v.test/a', 1));
+      await h.send(link('http://v.test/c', 'http://v.test/a', 1));
+      await h.answer(a, { outDegree: 2, outLinks: ['http://v.test/b', 'http://v.test/c'] });
+      const b = await h.nextPage();
+      assert.equal(b.url, 'http://v.test/b');
+      await h.send(link('http://v.test/d', 'http://v.test/b', 1));
+      await h.answer(b, { outDegree: 1, outLinks: ['http://v.test/d'] });
+      const c = await h.nextPage();
+      assert.equal(c.url, 'http://v.test/c'); // held in flight from here on
+      const passed = async (): Promise<{ url: string; source: string; contribution: number }[]> =>
+        (await h.events('links')).filter((r) => r.propagated === true) as unknown as { url: string; source: string; contribution: number }[];
+      // a (score 1 + 1 = 2) now receives 10 from a page found later: 10 ≥ 1.5 × 2, so it passes 10 on.
+      await h.send(link('http://v.test/a', 'http://w.test/hub', 10));
+      await waitFor('score passed on from a, then from b', async () => (await passed()).length === 3, 5000, 10);
+      const records = await passed();
+      assert.deepEqual(records.slice(0, 2).map((r) => [r.source, r.url, r.contribution]), [
+        ['http://v.test/a', 'http://v.test/b', 5],
+        ['http://v.test/a', 'http://v.test/c', 5],
+      ]);
+      // b (score 2) received 5 ≥ 1.5 × 2 and passes it to d; c is in flight and keeps nothing going.
+      assert.deepEqual([records[2]!.source, records[2]!.url, records[2]!.contribution], ['http://v.test/b', 'http://v.test/d', 5]);
+      // A small amount does not travel: 1 < 1.5 × (2 + 10).
+      await h.send(link('http://v.test/a', 'http://w.test/other', 1));
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal((await passed()).length, 3);
+      assert.equal(h.progress.totals().scorePassedOn, 2);
+    } finally {
+      await h.stop();
+      removeDir(h.dir);
+    }
+  });
+
+  it('ipr-ar accumulates what a fetched page receives and passes it on once it reaches 29/30 of the score', async () => {
+    const h = await harness({ ordering: 'ipr-ar' });
+    try {
+      await h.send({ v: 1, type: 'seed', url: 'http://r.test/a', addedAt: T0 });
+      await h.answer(await h.next()); // robots.txt
+      const a = await h.nextPage();
+      await h.send(link('http://r.test/b', 'http://r.test/a', 1));
+      await h.answer(a, { outDegree: 1, outLinks: ['http://r.test/b'] });
+      const b = await h.nextPage(); // held in flight
+      assert.equal(b.url, 'http://r.test/b');
+      const passed = async (): Promise<{ url: string; contribution: number }[]> =>
+        (await h.events('links')).filter((r) => r.propagated === true) as unknown as { url: string; contribution: number }[];
+      // a's score 2 → 3 with 1 pending: 1 < 29/30 × 3, kept.
+      await h.send(link('http://r.test/a', 'http://w.test/x', 1));
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal((await passed()).length, 0);
+      // 100 more: 101 pending ≥ 29/30 × 103, so all 101 go on to b.
+      await h.send(link('http://r.test/a', 'http://w.test/y', 100));
+      await waitFor('score passed on', async () => (await passed()).length === 1, 5000, 10);
+      assert.deepEqual((await passed()).map((r) => [r.url, r.contribution]), [['http://r.test/b', 101]]);
+    } finally {
+      await h.stop();
       removeDir(h.dir);
     }
   });

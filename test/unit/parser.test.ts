@@ -535,6 +535,8 @@ test('outcome: links — depth + 1, contribution (score + 1) / outDegree, sameSi
   const res = pageToRecords(page({ body }, { score: 2, depth: 3 }));
   checkSchema(res);
   assert.equal(res.outcome.outDegree, 3);
+  // The outcome lists the followed links too, for the scheduler's VR/AR propagation.
+  assert.deepEqual(res.outcome.outLinks, ['http://example.com/a', 'http://www.example.com/b', 'https://other.org/c']);
   assert.deepEqual(
     res.links.map((l) => [l.url, l.depth, l.contribution, l.sameSite, l.anchor]),
     [
