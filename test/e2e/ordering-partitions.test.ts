@@ -93,7 +93,7 @@ describe('crawl ordering with 1 and 8 scheduler partitions', { timeout: 240_000 
       const node = new Map(urls.map((u, i) => [urlKey(u), i]));
       const seedNodes = seeds.map((s) => node.get(urlKey(s))!);
 
-      const crawl = async (partitions: number): Promise<{ order: Uint32Array; seconds: number }> => {
+      const crawl = async (partitions: number, ordering: 'ipr-dl1' | 'ipr-vr' | 'bf' = 'ipr-dl1'): Promise<{ order: Uint32Array; seconds: number }> => {
         web.clearLog();
         const dir = tempDir();
         dirs.push(dir);
@@ -105,6 +105,7 @@ describe('crawl ordering with 1 and 8 scheduler partitions', { timeout: 240_000 
           untilIdle: true,
           scheduler: {
             userAgent: 'meguri',
+            ordering,
             minIntervalMs: 0,
             // No fixed gap; the dynamic interval stays on (it sees only the server's time, not the
             // fetcher's wait for a per-IP slot, so it does not hold hosts back under CPU load).
@@ -121,6 +122,9 @@ describe('crawl ordering with 1 and 8 scheduler partitions', { timeout: 240_000 
 
       const one = await crawl(1);
       const eight = await crawl(8);
+      // The same crawl with the scheduler's other orderings: breadth-first, and IPR with the VR cut-off.
+      const bfCrawl = await crawl(8, 'bf');
+      const vrCrawl = await crawl(8, 'ipr-vr');
       const b = (order: Uint32Array): number => evaluateOrder(order, rank).criterionB[CHECKPOINT];
       const bfOrder = replay(g, 'bf', seedNodes);
       const fig = {
@@ -136,6 +140,8 @@ describe('crawl ordering with 1 and 8 scheduler partitions', { timeout: 240_000 
         random: b(shuffled(g.n, 5)),
         hostScheduleBf1: b(sameHostSchedule(one.order, host, bfOrder)),
         hostScheduleBf8: b(sameHostSchedule(eight.order, host, bfOrder)),
+        crawlBf8: b(bfCrawl.order),
+        crawlVr8: b(vrCrawl.order),
       };
       const round = (x: number): number => Math.round(x * 10_000) / 10_000;
       t.diagnostic(`ordering-partitions ${JSON.stringify(Object.fromEntries(Object.entries(fig).map(([k, v]) => [k, round(v)])))}`);
@@ -149,7 +155,9 @@ describe('crawl ordering with 1 and 8 scheduler partitions', { timeout: 240_000 
         assert.ok(value > fig.offlineBf, `${name}: B ${value} vs breadth-first over the graph ${fig.offlineBf}`);
         const sameSchedule = name === '1 partition' ? fig.hostScheduleBf1 : fig.hostScheduleBf8;
         assert.ok(value > sameSchedule, `${name}: B ${value} vs the same host schedule taking each host's pages breadth-first ${sameSchedule}`);
+        assert.ok(value > fig.crawlBf8, `${name}: B ${value} vs the crawler with ordering bf ${fig.crawlBf8}`);
       }
+      assert.ok(fig.crawlVr8 > fig.crawlBf8, `ordering ipr-vr: B ${fig.crawlVr8} vs bf ${fig.crawlBf8}`);
     } finally {
       await web.close();
     }
