@@ -29,6 +29,12 @@ export const schedulerOptionsSchema = z.strictObject({
     .positive()
     .default(29 / 30)
     .describe('IPR-AR: a fetched page passes on its accumulated receipts once they reach this share of its score (29/30: 30× the score at the last pass).'),
+  idleParkedMs: z
+    .number()
+    .int()
+    .min(0)
+    .default(30_000)
+    .describe('URLs of a parked host (robots.txt unreachable, repeated failures) whose next try is further away than this do not keep a --until-idle crawl running.'),
   revisit: z.boolean().default(true).describe('Revisit fetched pages at their estimated change rate and report changes (seed 004).'),
   revisitSweepMs: z.number().int().min(1).default(1000).describe('How often the long-term queue is swept for due revisits.'),
   revisitKnownShare: z

@@ -158,9 +158,14 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     this.progress?.update(this.partition, this.stats, { queued: this.queuedTotal, inflight: this.deadlines.size, parked: this.parkedQueued });
   }
 
-  /** Parked: robots.txt unreachable (whole host disallowed until it answers) or parked after failures. */
+  /**
+   * Parked for a while: robots.txt unreachable (the whole host disallowed until it answers) or parked
+   * after repeated failures, with the next try more than `idleParkedMs` away. Short parkings (the
+   * first robots.txt retry, a brief back-off) are waited for like any other work.
+   */
   private trackParked(host: string, state: HostState, now: number): void {
-    if (state.robotsParked === true || (state.pol?.p ?? 0) > now) this.parkedHosts.add(host);
+    const retryAt = state.robotsParked === true ? (state.robotsDueAt ?? Infinity) : (state.pol?.p ?? 0);
+    if (retryAt - now > this.options.idleParkedMs) this.parkedHosts.add(host);
     else this.parkedHosts.delete(host);
   }
 
@@ -557,7 +562,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
         state.robots = toJSON(rulesForFetchResult({ error: new Error('robots.txt request lost'), nowMs: now, unreachableSinceMs: state.robotsUnreachableSince ?? null }).rules);
         state.robotsParked = true;
         state.robotsDueAt = now + 60_000;
-        this.parkedHosts.add(host);
+        this.trackParked(host, state, now);
       }
       this.hosts.put(host, state);
       if (state.queued > 0) this.schedule(host, state.nextAt);
