@@ -36,6 +36,12 @@ export const schedulerOptionsSchema = z.strictObject({
     .default(30_000)
     .describe('URLs of a parked host (robots.txt unreachable, repeated failures) whose next try is further away than this do not keep a --until-idle crawl running.'),
   revisit: z.boolean().default(true).describe('Revisit fetched pages at their estimated change rate and report changes (seed 004).'),
+  goneAfterHostFailures: z
+    .number()
+    .int()
+    .min(1)
+    .default(3)
+    .describe("A known page whose host was unreachable (name, connection) on this many revisits in a row is reported gone."),
   revisitSweepMs: z.number().int().min(1).default(1000).describe('How often the long-term queue is swept for due revisits.'),
   revisitKnownShare: z
     .number()

@@ -56,6 +56,9 @@ export function hostKey(url: string): string {
   return host;
 }
 
+/** Fetch errors that say the host itself is unreachable, not just this page. */
+const HOST_DEAD_CODES: ReadonlySet<string> = new Set(['MEGURI_ERR_DNS', 'MEGURI_ERR_CONNECT', 'MEGURI_ERR_CONNECT_TIMEOUT']);
+
 function robotsUrlFor(url: string): string {
   const u = new URL(url);
   return `${u.protocol}//${u.host}/robots.txt`;
@@ -586,7 +589,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     if (inflight.kind === 'robots') {
       this.applyRobots(host, state, outcome, now);
       // The name does not resolve: the host does not exist (for us); its URLs cannot be fetched.
-      if (outcome.errorCode === 'MEGURI_ERR_DNS') await this.dropQueue(host, state, 'error');
+      if (outcome.errorCode === 'MEGURI_ERR_DNS') await this.dropQueue(host, state, 'error', { now, ctx });
     } else {
       const before = { L: state.pol?.L ?? 0, overloaded: state.ov !== undefined };
       await this.applyPageOutcome(outcome, state, now, ctx);
@@ -611,13 +614,21 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     this.board.update({ ...row, overloaded: row.overloaded || state.ov !== undefined, stretch: state.ov?.f ?? 1 }, before, { overloaded: state.ov !== undefined });
   }
 
-  /** Gives up every queued URL of a host, marking them with `status`. */
-  private async dropQueue(host: string, state: HostState, status: 'error' | 'gone' | 'capped'): Promise<void> {
+  /**
+   * Gives up every queued URL of a host, marking them with `status`. With `hostDead` (its name does
+   * not resolve), known pages waiting for a revisit count one more failed revisit instead: retried
+   * in a day, and reported gone once the host stayed dead `goneAfterHostFailures` times.
+   */
+  private async dropQueue(host: string, state: HostState, status: 'error' | 'gone' | 'capped', dead?: { now: number; ctx: ProcessorContext }): Promise<void> {
     for (const { key, url } of await this.queues.all(host)) {
       this.queues.remove(host, key);
       const u = await this.urls.get(url);
       if (u && u.st === 'queued') {
-        const { q: _q, ...rest } = u;
+        const { q: _q, v: _v, ...rest } = u;
+        if (dead && this.options.revisit && u.f !== undefined) {
+          this.failedRevisit(url, rest, state, dead.now, dead.ctx);
+          continue;
+        }
         this.urls.put(url, { ...rest, st: status });
         if (status === 'capped') this.stats.siteCapSkipped++;
         else this.stats.errors++;
@@ -626,6 +637,37 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     this.queuedTotal -= state.queued;
     state.queued = 0;
     delete state.kq;
+  }
+
+  /** A known page's revisit found its host dead before any request: count it, retry, or give the page up. */
+  private failedRevisit(url: string, u: UrlState, host: HostState, now: number, ctx: ProcessorContext): void {
+    const failures = (u.x ?? 0) + 1;
+    this.stats.revisits++;
+    const gone = failures >= this.options.goneAfterHostFailures;
+    let next: UrlState;
+    if (gone) {
+      const { w: _w, n: _n, ...rest } = u;
+      next = { ...rest, st: 'gone', x: failures };
+      host.pol = changePageInterval(host.pol ?? emptyPoliteness(), u.w, undefined);
+      const change: ChangeRecord = { v: SCHEMA_VERSION, url, time: now, kind: 'gone' };
+      ctx.emit('changes', url, change);
+    } else {
+      const n = now + 86_400_000;
+      next = { ...u, st: 'done', x: failures, n };
+      this.queueStore.put(revisitKey(n, url), '');
+    }
+    this.urls.put(url, next);
+    const r = revisitOf(u);
+    const estimate = r ? estimateInterval(r) : null;
+    const event: RevisitRecord = {
+      v: SCHEMA_VERSION,
+      url,
+      time: now,
+      result: gone ? 'gone' : 'error',
+      estimatedChangeIntervalS: estimate === null ? null : Math.round(estimate),
+      nextVisitAt: next.n ?? now,
+    };
+    ctx.emit('revisits', url, event);
   }
 
   private applyRobots(host: string, state: HostState, outcome: OutcomeLink, now: number): void {
@@ -716,6 +758,16 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     else if (!outcome.md5 || outcome.md5 === md5Of(previous)) result = 'unchanged';
     else if (outcome.fingerprint && previous?.p && hammingDistance(outcome.fingerprint, previous.p) <= this.options.changeHammingThreshold) result = 'unchanged';
     else result = 'changed';
+    // A host that stays unreachable across revisits (its name gone, its server refusing or silent)
+    // is dead, and so are its pages (seed 004: servers and domains die).
+    if (!first && result === 'error' && outcome.errorCode !== undefined && HOST_DEAD_CODES.has(outcome.errorCode)) {
+      const failures = (previous?.x ?? 0) + 1;
+      if (failures >= this.options.goneAfterHostFailures) {
+        result = 'gone';
+        next.st = 'gone';
+      }
+      next.x = failures;
+    }
 
     const pointer = outcome.page;
     const change = (kind: ChangeRecord['kind']): void => {

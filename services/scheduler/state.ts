@@ -45,6 +45,8 @@ export interface UrlState {
   v?: 1;
   /** IPR-AR: score received since this page last passed its score on */
   y?: number;
+  /** consecutive revisits that found the host unreachable (DNS, connection refused or timed out) */
+  x?: number;
 }
 
 export interface InFlight {

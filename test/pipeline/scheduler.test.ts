@@ -337,8 +337,14 @@ async function harness(options: Parameters<typeof schedulerService>[0]) {
   const events = async (topic: string): Promise<Record<string, unknown>[]> => (await readAll(transport, topic)).map((r) => JSON.parse(r.value!) as Record<string, unknown>);
   /** Moves the clock in steps until the next page request (the scheduler applies outcomes asynchronously). */
   const advanceToPage = async (stepMs: number): Promise<FrontierRecord> => {
-    for (let i = 0; i < 200; i++) {
-      if ((await readAll(transport, 'frontier')).length > seen) return nextPage();
+    for (let i = 0; i < 400; i++) {
+      if ((await readAll(transport, 'frontier')).length > seen) {
+        const req = await next();
+        if (req.reason !== 'robots') return req;
+        // robots.txt (due again every 6 h) is answered on the way; the page may wait its interval.
+        await answer(req);
+        continue;
+      }
       clock.advance(stepMs);
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -414,6 +420,65 @@ describe('scheduler revisit scheduling', { timeout: 60_000 }, () => {
       assert.equal(totals.inflight, 1);
       const revisits = (await h.events('frontier')).filter((r) => r.reason === 'revisit');
       assert.deepEqual(revisits.map((r) => r.url), ['http://q.test/a']);
+    } finally {
+      await h.stop();
+      removeDir(h.dir);
+    }
+  });
+
+  it('a known page whose host stays unreachable is retried daily and reported gone after 3 failed revisits', async () => {
+    const h = await harness({ revisitPolicy: { secondVisitMinS: 3600, secondVisitMaxS: 3600 } });
+    try {
+      await h.send({ v: 1, type: 'seed', url: 'http://dead.test/a', addedAt: T0 });
+      await h.answer(await h.next()); // robots.txt
+      await h.answer(await h.nextPage());
+      await waitFor('the first fetch applied', async () => (await h.events('changes')).length === 1, 5000, 10);
+      const results: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const revisit = await h.advanceToPage(600_000);
+        assert.equal(revisit.reason, 'revisit');
+        await h.answer(revisit, { status: 0, result: 'error', errorCode: 'MEGURI_ERR_CONNECT', md5: undefined });
+        await waitFor('revisit event', async () => (await h.events('revisits')).length === i + 1, 5000, 10);
+        results.push(String((await h.events('revisits'))[i]!.result));
+      }
+      assert.deepEqual(results, ['error', 'error', 'gone']);
+      assert.deepEqual((await h.events('changes')).map((c) => c.kind), ['new', 'gone']);
+      // Gone: no further revisit is planned.
+      const revisits = await h.events('revisits');
+      assert.equal(revisits[2]!.nextVisitAt, revisits[2]!.time);
+      assert.ok((revisits[1]!.nextVisitAt as number) - (revisits[1]!.time as number) === 86_400_000, 'a failed revisit is retried in a day');
+    } finally {
+      await h.stop();
+      removeDir(h.dir);
+    }
+  });
+
+  it('a known page whose host name stops resolving is reported gone after 3 failed revisits', async () => {
+    const h = await harness({ revisitPolicy: { secondVisitMinS: 3600, secondVisitMaxS: 3600 } });
+    try {
+      await h.send({ v: 1, type: 'seed', url: 'http://gone.test/a', addedAt: T0 });
+      await h.answer(await h.next()); // robots.txt
+      await h.answer(await h.nextPage());
+      // The outcome must be applied before the clock jumps, or the request would count as lost.
+      await waitFor('the first fetch applied', async () => (await h.events('changes')).length === 1, 5000, 10);
+      // From now on the name does not resolve, for robots.txt (re-checked every 6 h) and pages alike:
+      // a failed robots.txt drops the queue, and a known page waiting in it counts a failed revisit.
+      const answered = new Set<string>();
+      let robotsFailures = 0;
+      for (let i = 0; i < 600 && (await h.events('revisits')).length < 3; i++) {
+        h.clock.advance(600_000);
+        await new Promise((r) => setTimeout(r, 10));
+        for (const req of (await h.events('frontier')).slice(2) as unknown as FrontierRecord[]) {
+          if (answered.has(req.requestId)) continue;
+          answered.add(req.requestId);
+          if (req.reason === 'robots') robotsFailures++;
+          await h.send({ v: SCHEMA_VERSION, type: 'outcome', requestId: req.requestId, url: req.url, reason: req.reason, status: 0, result: 'error', outDegree: 0, fetch: { totalMs: 1, bytes: 0 }, fetchedAt: h.clock.now(), errorCode: 'MEGURI_ERR_DNS' });
+          await new Promise((r) => setTimeout(r, 30));
+        }
+      }
+      assert.ok(robotsFailures >= 1, 'robots.txt failed too');
+      assert.deepEqual((await h.events('revisits')).map((r) => r.result), ['error', 'error', 'gone']);
+      assert.deepEqual((await h.events('changes')).map((c) => c.kind), ['new', 'gone']);
     } finally {
       await h.stop();
       removeDir(h.dir);
