@@ -164,21 +164,26 @@ function configMapDoc(prefix: string): YamlMap {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name: CONFIG_MAP, namespace: NAMESPACE, labels: { 'app.kubernetes.io/part-of': 'meguri' } },
-    data: {
-      MEGURI_TRANSPORT: 'kafka',
-      // Strimzi's bootstrap Service for Kafka cluster "meguri" in namespace "kafka".
-      MEGURI_KAFKA_BROKERS: `${KAFKA_CLUSTER}-kafka-bootstrap.${KAFKA_NAMESPACE}:9092`,
-      MEGURI_TOPIC_PREFIX: prefix,
-      MEGURI_PARTITIONS: String(DEFAULT_PARTITIONS),
-      MEGURI_DATA_DIR: DATA_DIR,
-      MEGURI_HTTP_PORT: String(HTTP_PORT),
-      MEGURI_HTTP_HOST: '0.0.0.0',
-      MEGURI_LOG_LEVEL: 'info',
-      MEGURI_SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
-      // Crawl identity: set both in an overlay before crawling anything real.
-      MEGURI_USER_AGENT: '',
-      MEGURI_CONTACT_URL: 'https://contact.invalid/set-me',
-    },
+    data: configMapData(prefix),
+  };
+}
+
+/** The environment every pod gets from the ConfigMap (tests start services with it). */
+export function configMapData(prefix = ''): Record<string, string> {
+  return {
+    MEGURI_TRANSPORT: 'kafka',
+    // Strimzi's bootstrap Service for Kafka cluster "meguri" in namespace "kafka".
+    MEGURI_KAFKA_BROKERS: `${KAFKA_CLUSTER}-kafka-bootstrap.${KAFKA_NAMESPACE}:9092`,
+    MEGURI_TOPIC_PREFIX: prefix,
+    MEGURI_PARTITIONS: String(DEFAULT_PARTITIONS),
+    MEGURI_DATA_DIR: DATA_DIR,
+    MEGURI_HTTP_PORT: String(HTTP_PORT),
+    MEGURI_HTTP_HOST: '0.0.0.0',
+    MEGURI_LOG_LEVEL: 'info',
+    MEGURI_SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+    // Crawl identity: set both in an overlay before crawling anything real.
+    MEGURI_USER_AGENT: '',
+    MEGURI_CONTACT_URL: 'https://contact.invalid/set-me',
   };
 }
 

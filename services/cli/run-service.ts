@@ -10,30 +10,36 @@ import { parserService } from '../parser/service.ts';
 import { createResolver } from '../fetcher/dns.ts';
 import { defaultUserAgent } from '../fetcher/fetch.ts';
 
+/** An environment variable, with an empty value meaning unset (a ConfigMap key left blank). */
+function env(name: string): string | undefined {
+  const v = process.env[name];
+  return v === undefined || v === '' ? undefined : v;
+}
+
 export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser', flags: Record<string, unknown>): Promise<void> {
   const config = loadRuntimeConfig({
     ...(flags.kafka ? { kafkaBrokers: flags.kafka, transport: 'kafka' } : {}),
     ...(flags.data ? { dataDir: flags.data } : {}),
     ...(flags.topicPrefix !== undefined ? { topicPrefix: flags.topicPrefix } : {}),
-    ...(flags.httpPort !== undefined ? { httpPort: flags.httpPort } : { httpPort: process.env.MEGURI_HTTP_PORT ?? 9464 }),
+    ...(flags.httpPort !== undefined ? { httpPort: flags.httpPort } : { httpPort: env('MEGURI_HTTP_PORT') ?? 9464 }),
   });
   const logger = createLogger({ name: `meguri-${name}`, level: config.logLevel });
   const transport = await createTransport({ transport: config.transport, kafkaBrokers: config.kafkaBrokers, dataDir: config.dataDir, clientId: `meguri-${name}-${config.instanceId}`, logger });
-  const userAgent = (flags.userAgent as string | undefined) ?? process.env.MEGURI_USER_AGENT ?? defaultUserAgent((flags.contact as string | undefined) ?? process.env.MEGURI_CONTACT_URL);
-  const resolve = [...((flags.resolve as string[] | undefined) ?? []), ...(process.env.MEGURI_RESOLVE ? process.env.MEGURI_RESOLVE.split(',') : [])];
-  const dns = ((flags.dns as string | undefined) ?? process.env.MEGURI_DNS ?? 'system') as 'static' | 'system';
+  const userAgent = (flags.userAgent as string | undefined) ?? env('MEGURI_USER_AGENT') ?? defaultUserAgent((flags.contact as string | undefined) ?? env('MEGURI_CONTACT_URL'));
+  const resolve = [...((flags.resolve as string[] | undefined) ?? []), ...(env('MEGURI_RESOLVE')?.split(',') ?? [])];
+  const dns = ((flags.dns as string | undefined) ?? env('MEGURI_DNS') ?? 'system') as 'static' | 'system';
   const common = { transport, dataDir: config.dataDir, topicPrefix: config.topicPrefix, partitions: config.partitions, memberName: config.instanceId, logger };
   let service: StreamService<unknown>;
   let closeExtra = async (): Promise<void> => {};
   if (name === 'scheduler') {
     // Precedence: flags, then MEGURI_* variables, then the settings file, then defaults.
-    const file = readSchedulerConfig((flags.schedulerConfig as string | undefined) ?? process.env.MEGURI_SCHEDULER_CONFIG);
-    const explicitAgent = (flags.userAgent as string | undefined) ?? process.env.MEGURI_USER_AGENT;
+    const file = readSchedulerConfig((flags.schedulerConfig as string | undefined) ?? env('MEGURI_SCHEDULER_CONFIG'));
+    const explicitAgent = (flags.userAgent as string | undefined) ?? env('MEGURI_USER_AGENT');
     service = new StreamService(
       schedulerService({
         ...file,
         userAgent: explicitAgent ?? file.userAgent ?? userAgent,
-        ...(flags.minInterval !== undefined ? { minIntervalMs: Math.round((flags.minInterval as number) * 1000) } : process.env.MEGURI_MIN_INTERVAL_MS ? { minIntervalMs: Number(process.env.MEGURI_MIN_INTERVAL_MS) } : {}),
+        ...(flags.minInterval !== undefined ? { minIntervalMs: Math.round((flags.minInterval as number) * 1000) } : env('MEGURI_MIN_INTERVAL_MS') ? { minIntervalMs: Number(env('MEGURI_MIN_INTERVAL_MS')) } : {}),
         ...(flags.maxDepth !== undefined ? { maxDepth: flags.maxDepth as number } : {}),
       }),
       common,
@@ -43,7 +49,7 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
     service = new StreamService(definition, common) as StreamService<unknown>;
     closeExtra = () => definition.fetcher.close();
   } else {
-    const definition = parserService({ workers: Number(process.env.MEGURI_PARSER_WORKERS ?? 0) });
+    const definition = parserService({ workers: Number(env('MEGURI_PARSER_WORKERS') ?? 0) });
     service = new StreamService(definition, common) as StreamService<unknown>;
     closeExtra = () => definition.close();
   }

@@ -9,6 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { kafkaBrokers, tempDir, removeDir, uniquePrefix, waitFor } from '../support/transports.ts';
+import { configMapData } from '../../topology/generate-k8s.ts';
 
 const bin = fileURLToPath(new URL('../../bin/meguri.js', import.meta.url));
 
@@ -68,6 +69,36 @@ describe('meguri run (service lifecycle)', { timeout: 120_000 }, () => {
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       removeDir(dataDir);
+    }
+  });
+
+  it('starts every service with the environment of the generated Kubernetes ConfigMap', async () => {
+    const brokers = kafkaBrokers().join(',');
+    const prefix = uniquePrefix();
+    const created = spawnSync(process.execPath, [bin, 'topics', 'create', '--kafka', brokers, '--topic-prefix', prefix, '--partitions', '2'], { encoding: 'utf8' });
+    assert.equal(created.status, 0, created.stderr);
+    // The pods' environment as generated, with only where Kafka, the volume and the port are replaced.
+    const base: Record<string, string | undefined> = { ...process.env };
+    for (const key of Object.keys(base)) if (key.startsWith('MEGURI_') || key === 'KAFKA_BROKERS') delete base[key];
+    for (const service of ['scheduler', 'fetcher', 'parser']) {
+      const port = await freePort();
+      const dataDir = tempDir();
+      const env = { ...base, ...configMapData(prefix), MEGURI_KAFKA_BROKERS: brokers, MEGURI_DATA_DIR: dataDir, MEGURI_HTTP_PORT: String(port), MEGURI_HTTP_HOST: '127.0.0.1', MEGURI_INSTANCE_ID: `${service}-0`, MEGURI_LOG_LEVEL: 'warn' };
+      const child = spawn(process.execPath, [bin, 'run', service], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      try {
+        await waitFor(`${service} ready`, async () => {
+          if (child.exitCode !== null) throw new Error(`${service} exited ${child.exitCode}: ${stderr}`);
+          return (await get(port, '/readyz').catch(() => ({ status: 0, body: '' }))).status === 200;
+        }, 60_000, 200);
+        child.kill('SIGTERM');
+        assert.equal(await exited, 0, `${service} exits cleanly: ${stderr}`);
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        removeDir(dataDir);
+      }
     }
   });
 });
