@@ -9,7 +9,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { kafkaBrokers, tempDir, removeDir, uniquePrefix, waitFor } from '../support/transports.ts';
-import { configMapData } from '../../topology/generate-k8s.ts';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { configMapData, schedulerConfigFile } from '../../topology/generate-k8s.ts';
 
 const bin = fileURLToPath(new URL('../../bin/meguri.js', import.meta.url));
 
@@ -83,7 +85,13 @@ describe('meguri run (service lifecycle)', { timeout: 120_000 }, () => {
     for (const service of ['scheduler', 'fetcher', 'parser']) {
       const port = await freePort();
       const dataDir = tempDir();
-      const env = { ...base, ...configMapData(prefix), MEGURI_KAFKA_BROKERS: brokers, MEGURI_DATA_DIR: dataDir, MEGURI_HTTP_PORT: String(port), MEGURI_HTTP_HOST: '127.0.0.1', MEGURI_INSTANCE_ID: `${service}-0`, MEGURI_LOG_LEVEL: 'warn' };
+      const env: Record<string, string | undefined> = { ...base, ...configMapData(prefix), MEGURI_KAFKA_BROKERS: brokers, MEGURI_DATA_DIR: dataDir, MEGURI_HTTP_PORT: String(port), MEGURI_HTTP_HOST: '127.0.0.1', MEGURI_INSTANCE_ID: `${service}-0`, MEGURI_LOG_LEVEL: 'warn' };
+      if (service === 'scheduler') {
+        // The scheduler pod also mounts its settings file from the second ConfigMap.
+        const file = join(dataDir, 'scheduler.json');
+        writeFileSync(file, schedulerConfigFile());
+        env.MEGURI_SCHEDULER_CONFIG = file;
+      }
       const child = spawn(process.execPath, [bin, 'run', service], { env, stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
       child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
