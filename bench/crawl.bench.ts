@@ -9,12 +9,11 @@ import { parseArgs } from 'node:util';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { readFileSync } from 'node:fs';
-import os from 'node:os';
-import { execSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { runCrawl } from '../services/cli/crawl.ts';
 import { createResolver } from '../services/fetcher/dns.ts';
 import { tempDir, removeDir, uniquePrefix } from '../test/support/transports.ts';
+import { machineInfo, machineLine } from './machine.ts';
 
 const { values } = parseArgs({
   options: {
@@ -93,16 +92,10 @@ async function run(kind: 'embedded' | 'kafka'): Promise<Record<string, number | 
 const kinds: ('embedded' | 'kafka')[] = values.transport ? [values.transport as 'embedded' | 'kafka'] : values.kafka ? ['embedded', 'kafka'] : ['embedded'];
 const results = [];
 for (const k of kinds) results.push(await run(k));
-let commit = 'unknown';
-try {
-  commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-} catch {
-  /* not a git checkout */
-}
-const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? '', node: process.version, commit };
+const machine = machineInfo();
 if (values.json) console.log(JSON.stringify({ machine, results }, null, 2));
 else {
-  console.log(`machine: ${machine.cpus} × ${machine.cpu}, node ${machine.node}, commit ${machine.commit}`);
+  console.log(machineLine(machine));
   console.table(results);
 }
 process.exit(0);

@@ -5,13 +5,12 @@
  *   npm run bench:platform -- [--records 50000] [--kafka 127.0.0.1:9092] [--json]
  */
 import { parseArgs } from 'node:util';
-import os from 'node:os';
-import { execSync } from 'node:child_process';
 import { SCHEMA_VERSION } from '../schemas/index.ts';
 import type { LinksRecord } from '../schemas/index.ts';
 import { StreamService, createTransport } from '../services/runtime/index.ts';
 import type { ServiceDefinition, Transport } from '../services/runtime/index.ts';
 import { tempDir, removeDir, uniquePrefix } from '../test/support/transports.ts';
+import { machineInfo, machineLine } from './machine.ts';
 
 const { values } = parseArgs({
   options: {
@@ -83,16 +82,10 @@ async function run(kind: 'embedded' | 'kafka'): Promise<Record<string, number | 
 
 const results = [await run('embedded')];
 if (values.kafka) results.push(await run('kafka'));
-let commit = '';
-try {
-  commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-} catch {
-  commit = 'unknown';
-}
-const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? '', memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, commit };
+const machine = machineInfo();
 if (values.json) console.log(JSON.stringify({ machine, results }, null, 2));
 else {
-  console.log(`machine: ${machine.cpus} × ${machine.cpu}, ${machine.memGiB} GiB, node ${machine.node}, commit ${machine.commit}`);
+  console.log(machineLine(machine));
   console.table(results);
 }
 process.exit(0);

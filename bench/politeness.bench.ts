@@ -19,8 +19,6 @@ import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import os from 'node:os';
-import { execSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { runCrawl } from '../services/cli/crawl.ts';
@@ -34,6 +32,7 @@ import { afterOutcome, emptyPoliteness, politenessFromSchedulerOptions } from '.
 import type { PolitenessState } from '../services/scheduler/politeness/index.ts';
 import type { OutcomeLink, FrontierRecord } from '../schemas/index.ts';
 import { tempDir, removeDir } from '../test/support/transports.ts';
+import { machineInfo, machineLine } from './machine.ts';
 
 const { values } = parseArgs({
   options: {
@@ -448,17 +447,11 @@ if (values.serve) {
     results.push(row);
     if (!values.json) console.error(`hosts ${h}: ${row.achievedPagesPerS} of ${row.boundPagesPerS} pages/s (${row.achievedOverBound})`);
   }
-  let commit = 'unknown';
-  try {
-    commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-  } catch {
-    /* not a git checkout */
-  }
-  const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? '', node: process.version, commit };
+  const machine = machineInfo();
   const setup = `interval ${intervalMs} ms; other politeness defaults (k = 10, dynamic interval, back-off; suspend windows on, T = 60 min is never reached in a run); window ${windowS} s from ${warmupS} s after the robots.txt ramp-up; hosts on ${loopbackIps(Number(values.ips)).length} loopback IPs`;
   if (values.json) console.log(JSON.stringify({ machine, setup, results }, null, 2));
   else {
-    console.log(`machine: ${machine.cpus} × ${machine.cpu}, node ${machine.node}, commit ${machine.commit}`);
+    console.log(machineLine(machine));
     console.log(setup);
     console.table(
       results.map((r) => ({

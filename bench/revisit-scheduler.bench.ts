@@ -13,7 +13,6 @@
  */
 import { parseArgs } from 'node:util';
 import { execSync } from 'node:child_process';
-import os from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { SCHEMA_VERSION } from '../schemas/index.ts';
@@ -30,6 +29,7 @@ import { DAY_S, initialState, nextInterval, update } from '../services/revisit/e
 import type { RevisitState } from '../services/revisit/estimator.ts';
 import { mulberry32 } from '../services/revisit/simulate.ts';
 import { tempDir, removeDir } from '../test/support/transports.ts';
+import { machineInfo, machineLine } from './machine.ts';
 
 const { values } = parseArgs({
   options: {
@@ -216,14 +216,8 @@ if (session && values.profile) {
 await stores.close();
 removeDir(dir);
 
-let commitId = 'unknown';
-try {
-  commitId = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-} catch {
-  /* not a git checkout */
-}
 const result = {
-  machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? '', node: process.version, commit: commitId },
+  machine: machineInfo(),
   knownUrls: written,
   hosts: HOSTS,
   populateS: Math.round(populateS * 10) / 10,
@@ -239,7 +233,7 @@ const result = {
 };
 if (values.json) console.log(JSON.stringify(result));
 else {
-  console.log(`machine: ${result.machine.cpus} × ${result.machine.cpu}, node ${result.machine.node}, commit ${result.machine.commit}`);
+  console.log(machineLine(result.machine));
   console.log(`${written} known URLs on ${HOSTS} hosts (populated in ${result.populateS} s)`);
   console.log(`revisit loop: ${outcomes} outcomes (${Math.round(result.changedShare * 100)} % changed), ${result.usPerRevisitOutcome} µs per outcome, ${result.revisitOutcomesPerS}/s`);
   console.log('µs per outcome by phase:', result.usPerOutcomeByPhase);

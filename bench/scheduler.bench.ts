@@ -18,18 +18,18 @@
  *   npm run bench:scheduler -- [--mode backlog|loop|both] [--records 200000] [--hosts 2000] [--pages 100] [--json]
  */
 import { parseArgs } from 'node:util';
-import os from 'node:os';
 import { createHash } from 'node:crypto';
-import { execSync } from 'node:child_process';
 import { SCHEMA_VERSION } from '../schemas/index.ts';
 import type { DiscoveredLink, FrontierRecord, LinksRecord, OutcomeLink, SeedLink } from '../schemas/index.ts';
 import { StreamService, createTransport } from '../services/runtime/index.ts';
-import type { ServiceDefinition, Transport } from '../services/runtime/index.ts';
+import type { ServiceDefinition } from '../services/runtime/index.ts';
 import { schedulerService, CrawlProgress, hostKey } from '../services/scheduler/service.ts';
 import { SimWebModel } from '../services/simweb/index.ts';
 import { isDynamicUrl } from '../services/parser/url.ts';
 import { changelogTopicName } from '../topology/index.ts';
 import { tempDir, removeDir } from '../test/support/transports.ts';
+import { machineInfo, machineLine } from './machine.ts';
+import { totalLag } from '../services/cli/crawl.ts';
 
 const { values } = parseArgs({
   options: {
@@ -108,15 +108,6 @@ function encode(prefix: string, r: LinksRecord): { topic: string; key: string; v
   return { topic: `${prefix}links`, key: hostKey(r.url), value: Buffer.from(JSON.stringify(r)) };
 }
 
-async function lagOf(transport: Transport, group: string, topic: string): Promise<number> {
-  const desc = await transport.describeTopic(topic);
-  if (!desc) return 0;
-  const committed = new Map((await transport.committedOffsets(group, topic)).map((o) => [o.partition, o.offset]));
-  let lag = 0;
-  for (const p of desc.partitions) lag += Math.max(0, p.high - (committed.get(p.partition) ?? p.low));
-  return lag;
-}
-
 async function busySeconds(service: StreamService<LinksRecord>, topic: string): Promise<number> {
   const m = await service.metrics.processingSeconds.get();
   return m.values.filter((v) => v.metricName?.endsWith('_sum') && v.labels.topic === topic).reduce((s, v) => s + v.value, 0);
@@ -181,7 +172,7 @@ async function run(mode: 'backlog' | 'loop'): Promise<Record<string, number | st
   for (;;) {
     await new Promise((r) => setTimeout(r, 20));
     const done = mode === 'backlog' || budget.links >= N;
-    if (done && (await lagOf(transport, 'scheduler', 'links')) === 0 && (mode === 'backlog' || (await lagOf(transport, 'bench-responder', 'frontier')) === 0)) {
+    if (done && (await totalLag(transport, 'scheduler', 'links')) === 0 && (mode === 'backlog' || (await totalLag(transport, 'bench-responder', 'frontier')) === 0)) {
       if (++idle >= 2) break;
     } else idle = 0;
   }
@@ -217,17 +208,11 @@ async function run(mode: 'backlog' | 'loop'): Promise<Record<string, number | st
 const modes = values.mode === 'both' ? (['backlog', 'loop'] as const) : ([values.mode as 'backlog' | 'loop'] as const);
 const results = [];
 for (const m of modes) results.push(await run(m));
-let commit = '';
-try {
-  commit = execSync('git rev-parse --short HEAD', { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-} catch {
-  commit = 'unknown';
-}
-const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model ?? '', memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, commit };
+const machine = machineInfo();
 const setup = { hosts: HOSTS, meanPagesPerHost: Number(values.pages), records: N, target: 20_000 };
 if (values.json) console.log(JSON.stringify({ machine, setup, results }, null, 2));
 else {
-  console.log(`machine: ${machine.cpus} × ${machine.cpu}, ${machine.memGiB} GiB, node ${machine.node}, commit ${machine.commit}`);
+  console.log(machineLine(machine));
   console.log(`${setup.hosts} hosts, ~${setup.meanPagesPerHost} pages each, ${setup.records} link records, one scheduler partition, embedded log; target ${setup.target} link records/s`);
   console.table(results);
 }

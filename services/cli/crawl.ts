@@ -76,7 +76,8 @@ export function seedRecords(urls: readonly string[], now: number): { records: { 
   return { records, rejected };
 }
 
-async function totalLag(transport: Transport, groupId: string, topic: string): Promise<number> {
+/** Records of `topic` the group has not committed yet, over all partitions. */
+export async function totalLag(transport: Transport, groupId: string, topic: string): Promise<number> {
   const desc = await transport.describeTopic(topic);
   if (!desc) return 0;
   const committed = new Map((await transport.committedOffsets(groupId, topic)).map((o) => [o.partition, o.offset]));
