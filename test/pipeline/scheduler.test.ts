@@ -193,106 +193,61 @@ describe('scheduler building blocks', () => {
 
 describe('scheduler revisits', { timeout: 60_000 }, () => {
   it('revisits known pages, uses validators, and reports new, changed (not boilerplate-only) and gone pages', async () => {
-    const dir = tempDir();
-    const transport = await EmbeddedTransport.open({ dir });
-    const clock = new ManualClock(T0);
-    const progress = new CrawlProgress();
-    const service = new StreamService(
-      schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, revisitSweepMs: 1000, minIntervalMs: 0, politeness: { kFactor: 0, suspendEnabled: false } }, { progress }),
-      { transport, dataDir: dir, partitions: 1, clock },
-    );
-    await transport.ensureTopics(service.topicDefinitions(1));
-    await service.start();
-    await service.ready();
-    let seen = 0;
-    const requests = async (): Promise<FrontierRecord> => {
-      let all: FrontierRecord[] = [];
-      await waitFor('a frontier record', async () => {
-        all = (await readAll(transport, 'frontier')).map((r) => frontierRecord.parse(JSON.parse(r.value!)));
-        return all.length > seen;
-      }, 10_000, 10);
-      return all[seen++]!;
-    };
-    const send = (v: LinksRecord): Promise<unknown> => transport.send([{ topic: 'links', key: hostKey(v.url), value: Buffer.from(JSON.stringify(v)) }]);
-    const answer = (req: FrontierRecord, extra: Partial<OutcomeLink>): Promise<unknown> =>
-      send({ v: SCHEMA_VERSION, type: 'outcome', requestId: req.requestId, url: req.url, reason: req.reason, status: 200, result: 'ok', outDegree: 0, fetch: { totalMs: 5, bytes: 50_000 }, fetchedAt: clock.now(), ...extra });
-    const events = async (topic: string): Promise<Record<string, unknown>[]> => (await readAll(transport, topic)).map((r) => JSON.parse(r.value!) as Record<string, unknown>);
-    /**
-     * Moves the clock past the next revisit (at most 500 days) in steps the sweep and dispatcher
-     * see; robots.txt, due again every 6 h, is re-fetched first and answered here.
-     */
-    const untilRevisit = async (): Promise<FrontierRecord> => {
-      for (let i = 0; i < 500; i++) {
-        clock.advance(86_400_000);
-        clock.advance(1000);
-        clock.advance(20);
-        await new Promise((r) => setTimeout(r, 5));
-        while ((await readAll(transport, 'frontier')).length > seen) {
-          const req = await requests();
-          if (req.reason !== 'robots') return req;
-          await answer(req, { status: 404, result: 'client-error', robots: { status: 404 } });
-          await new Promise((r) => setTimeout(r, 20));
-          clock.advance(20);
-          await new Promise((r) => setTimeout(r, 20));
-        }
-      }
-      throw new Error('no revisit within 500 days');
-    };
+    const h = await harness({});
+    const revisit = (): Promise<FrontierRecord> => h.advanceToPage(86_400_000);
     try {
-      await send({ v: 1, type: 'seed', url: 'http://r.test/a', addedAt: T0 });
-      const robots = await requests();
-      await answer(robots, { status: 404, result: 'client-error', robots: { status: 404 } });
-      const first = await requests();
+      await h.send({ v: 1, type: 'seed', url: 'http://r.test/a', addedAt: T0 });
+      await h.answer(await h.next()); // robots.txt
+      const first = await h.nextPage();
       assert.equal(first.reason, 'new');
       const page = { topic: 'pages', partition: 0, offset: '1' };
-      await answer(first, { md5: 'a'.repeat(32), fingerprint: '0000000000000000', title: 'A', validators: { etag: '"v1"' }, page });
-      await waitFor('a "new" change event', async () => (await events('changes')).length === 1, 5000, 10);
-      assert.equal((await events('changes'))[0]!.kind, 'new');
-      assert.deepEqual((await events('changes'))[0]!.page, page);
+      await h.answer(first, { md5: 'a'.repeat(32), fingerprint: '0000000000000000', title: 'A', validators: { etag: '"v1"' }, page });
+      await waitFor('a "new" change event', async () => (await h.events('changes')).length === 1, 5000, 10);
+      assert.equal((await h.events('changes'))[0]!.kind, 'new');
+      assert.deepEqual((await h.events('changes'))[0]!.page, page);
 
-      const second = await untilRevisit();
+      const second = await revisit();
       assert.equal(second.reason, 'revisit');
       assert.deepEqual(second.validators, { etag: '"v1"' }, 'conditional GET with the known ETag');
-      await answer(second, { status: 304, result: 'not-modified' });
-      await waitFor('a revisit event', async () => (await events('revisits')).length === 1, 5000, 10);
-      assert.equal((await events('revisits'))[0]!.result, 'unchanged');
+      await h.answer(second, { status: 304, result: 'not-modified', md5: undefined });
+      await waitFor('a revisit event', async () => (await h.events('revisits')).length === 1, 5000, 10);
+      assert.equal((await h.events('revisits'))[0]!.result, 'unchanged');
 
-      const third = await untilRevisit();
+      const third = await revisit();
       // Only boilerplate changed: a new MD5, a fingerprint 2 bits away.
-      await answer(third, { md5: 'b'.repeat(32), fingerprint: '0000000000000003', title: 'A' });
-      await waitFor('second revisit event', async () => (await events('revisits')).length === 2, 5000, 10);
-      assert.equal((await events('revisits'))[1]!.result, 'unchanged');
-      assert.equal((await events('changes')).length, 1, 'no change event for a boilerplate-only change');
+      await h.answer(third, { md5: 'b'.repeat(32), fingerprint: '0000000000000003', title: 'A' });
+      await waitFor('second revisit event', async () => (await h.events('revisits')).length === 2, 5000, 10);
+      assert.equal((await h.events('revisits'))[1]!.result, 'unchanged');
+      assert.equal((await h.events('changes')).length, 1, 'no change event for a boilerplate-only change');
 
-      const fourth = await untilRevisit();
-      await answer(fourth, { md5: 'c'.repeat(32), fingerprint: 'ffff0000ffff0000', title: 'A2', page: { topic: 'pages', partition: 0, offset: '9' } });
-      await waitFor('a "changed" event', async () => (await events('changes')).length === 2, 5000, 10);
-      const changed = (await events('changes'))[1]!;
+      const fourth = await revisit();
+      await h.answer(fourth, { md5: 'c'.repeat(32), fingerprint: 'ffff0000ffff0000', title: 'A2', page: { topic: 'pages', partition: 0, offset: '9' } });
+      await waitFor('a "changed" event', async () => (await h.events('changes')).length === 2, 5000, 10);
+      const changed = (await h.events('changes'))[1]!;
       assert.equal(changed.kind, 'changed');
       assert.equal(changed.md5, 'c'.repeat(32));
-      const rev = (await events('revisits'))[2]!;
+      const rev = (await h.events('revisits'))[2]!;
       assert.equal(rev.result, 'changed');
       assert.equal(rev.previousHash, 'b'.repeat(32));
-      assert.ok((rev.nextVisitAt as number) > clock.now());
+      assert.ok((rev.nextVisitAt as number) > h.clock.now());
 
-      const fifth = await untilRevisit();
-      await answer(fifth, { status: 404, result: 'gone' });
-      await waitFor('a "gone" event', async () => (await events('changes')).length === 3, 5000, 10);
-      assert.equal((await events('changes'))[2]!.kind, 'gone');
-      assert.equal(progress.totals().revisits, 4);
+      const fifth = await revisit();
+      await h.answer(fifth, { status: 404, result: 'gone', md5: undefined });
+      await waitFor('a "gone" event', async () => (await h.events('changes')).length === 3, 5000, 10);
+      assert.equal((await h.events('changes'))[2]!.kind, 'gone');
+      assert.equal(h.progress.totals().revisits, 4);
     } finally {
-      await service.stop();
-      await transport.close();
+      await h.stop();
     }
     try {
       // The gone page left the host's load index; before that it counted 1/T for its interval.
-      const rows = await hostRows(dir, '', clock.now());
+      const rows = await hostRows(h.dir, '', h.clock.now());
       assert.equal(rows.length, 1);
       assert.equal(rows[0]!.host, 'r.test');
       assert.equal(rows[0]!.L, 0);
       assert.equal(rows[0]!.fetched, 5);
     } finally {
-      removeDir(dir);
+      removeDir(h.dir);
     }
   });
 });
@@ -341,8 +296,11 @@ async function harness(options: Parameters<typeof schedulerService>[0]) {
       if ((await readAll(transport, 'frontier')).length > seen) {
         const req = await next();
         if (req.reason !== 'robots') return req;
-        // robots.txt (due again every 6 h) is answered on the way; the page may wait its interval.
+        // robots.txt (due again every 6 h) is answered on the way, and the clock stays put until the
+        // scheduler has taken the answer (and dispatched what is due), so no request goes stale.
+        const before = progress.totals().robotsFetched;
         await answer(req);
+        await waitFor('robots.txt answer applied', () => progress.totals().robotsFetched > before, 5000, 5);
         continue;
       }
       clock.advance(stepMs);

@@ -47,14 +47,17 @@ const median = (xs: number[]): number => {
 
 type Spacing = 'regular' | 'irregular' | 'own';
 
-/** Accesses a Poisson page (mean change interval meanS) `visits` times and returns the state. */
-function history(meanS: number, visits: number, spacing: Spacing, rng: () => number): RevisitState {
+/**
+ * Accesses a Poisson page (mean change interval meanS) `visits` times and returns the state.
+ * Regular visits come every `visitS` (default 1/λ).
+ */
+function history(meanS: number, visits: number, spacing: Spacing, rng: () => number, visitS = meanS): RevisitState {
   let t = 0;
   let nextChange = -Math.log(1 - rng()) * meanS;
   let s = initialState(0);
   for (let v = 0; v < visits; v++) {
-    // regular: every 1/λ; irregular: uniform in [0.25, 2.5]/λ; own: the estimator's own schedule.
-    const dt = spacing === 'regular' ? meanS : spacing === 'irregular' ? meanS * (0.25 + 2.25 * rng()) : nextInterval(s, rng).interval;
+    // regular: every visitS; irregular: uniform in [0.25, 2.5]/λ; own: the estimator's own schedule.
+    const dt = spacing === 'regular' ? visitS : spacing === 'irregular' ? meanS * (0.25 + 2.25 * rng()) : nextInterval(s, rng).interval;
     t += dt;
     let changed = false;
     while (nextChange <= t) {
@@ -90,19 +93,7 @@ test('equation (4): median relative error of 1/λ̂ ≤ 25 % after 20 regular vi
     for (let trial = 0; trial < 1000; trial++) {
       // 1/λ log-uniform between half and twice the visit interval.
       const meanS = visit * Math.exp(Math.log(0.5) + rng() * Math.log(4));
-      let t = 0;
-      let nextChange = -Math.log(1 - rng()) * meanS;
-      let s = initialState(0);
-      for (let v = 0; v < 20; v++) {
-        t += visit;
-        let changed = false;
-        while (nextChange <= t) {
-          changed = true;
-          nextChange += -Math.log(1 - rng()) * meanS;
-        }
-        s = update(s, { at: t, changed });
-      }
-      const est = estimateInterval(s);
+      const est = estimateInterval(history(meanS, 20, 'regular', rng, visit));
       errs.push(est == null ? 1 : Math.abs(est - meanS) / meanS);
     }
     const med = median(errs);
