@@ -11,7 +11,7 @@ import type { CrawlOptions, CrawlSummary } from './crawl.ts';
 import { startProgress } from './progress-display.ts';
 import { runServiceCommand } from './run-service.ts';
 import { topicsCreate, topicsDescribe } from './topics.ts';
-import { createLogger, createTransport } from '../runtime/index.ts';
+import { createLogger } from '../runtime/index.ts';
 import { robotsCheckCommand } from '../scheduler/robots/cli.ts';
 import { parseCommand } from '../parser/cli.ts';
 import { createResolver, parseResolveEntry } from '../fetcher/dns.ts';
@@ -21,6 +21,8 @@ import { simulateCommand } from '../ordering/cli.ts';
 import { statsHostsCommand } from './stats.ts';
 import { readSchedulerConfig, schedulerDefaults } from './scheduler-config.ts';
 import { tailCommand } from './tail.ts';
+import { addLogLocation, openLog } from './log-location.ts';
+import type { LogLocation } from './log-location.ts';
 
 const VERSION = '0.1.0';
 
@@ -210,35 +212,32 @@ export function buildProgram(): Command {
       await runServiceCommand(service, flags);
     });
 
-  program
-    .command('seed')
-    .description('Add seed URLs to a crawl (Kafka, or an embedded log that no process has open).')
-    .argument('<urls...>', 'seed URLs')
-    .option('--kafka <brokers>', 'Kafka bootstrap servers')
-    .option('--data <dir>', 'data directory of an embedded crawl', '.data')
-    .option('--topic-prefix <prefix>', 'topic prefix', '')
-    .action(async (urls: string[], flags: { kafka?: string; data: string; topicPrefix: string }) => {
-      const transport = await createTransport({ transport: flags.kafka ? 'kafka' : 'embedded', kafkaBrokers: flags.kafka ? flags.kafka.split(',') : [], dataDir: flags.data });
-      try {
-        const topic = `${flags.topicPrefix}links`;
-        if (!(await transport.describeTopic(topic))) throw new InvalidArgumentError(`topic ${topic} does not exist: start a crawl or run \`meguri topics create\` first`);
-        const { records, rejected } = seedRecords(urls, Date.now());
-        for (const r of rejected) console.error(`rejected ${r.url}: ${r.reason}`);
-        await transport.send(records.map((r) => ({ topic, key: r.key, value: Buffer.from(JSON.stringify(r.value)) })));
-        console.log(`added ${records.length} seed(s) to ${topic}`);
-        if (rejected.length > 0) process.exitCode = 1;
-      } finally {
-        await transport.close();
-      }
-    });
+  addLogLocation(
+    program
+      .command('seed')
+      .description('Add seed URLs to a crawl (Kafka, or an embedded log that no process has open).')
+      .argument('<urls...>', 'seed URLs'),
+  ).action(async (urls: string[], flags: LogLocation) => {
+    const transport = await openLog(flags);
+    try {
+      const topic = `${flags.topicPrefix}links`;
+      if (!(await transport.describeTopic(topic))) throw new InvalidArgumentError(`topic ${topic} does not exist: start a crawl or run \`meguri topics create\` first`);
+      const { records, rejected } = seedRecords(urls, Date.now());
+      for (const r of rejected) console.error(`rejected ${r.url}: ${r.reason}`);
+      await transport.send(records.map((r) => ({ topic, key: r.key, value: Buffer.from(JSON.stringify(r.value)) })));
+      console.log(`added ${records.length} seed(s) to ${topic}`);
+      if (rejected.length > 0) process.exitCode = 1;
+    } finally {
+      await transport.close();
+    }
+  });
 
-  program
-    .command('tail')
-    .description('Print a topic\'s records as JSON lines (e.g. changes, revisits), from Kafka or an embedded crawl that is not running.')
-    .argument('<topic>', 'logical topic name: changes, revisits, pages, links, frontier, deadletter')
-    .option('--kafka <brokers>', 'Kafka bootstrap servers')
-    .option('--data <dir>', 'data directory of an embedded crawl', '.data')
-    .option('--topic-prefix <prefix>', 'topic prefix', '')
+  addLogLocation(
+    program
+      .command('tail')
+      .description('Print a topic\'s records as JSON lines (e.g. changes, revisits), from Kafka or an embedded crawl that is not running.')
+      .argument('<topic>', 'logical topic name: changes, revisits, pages, links, frontier, deadletter'),
+  )
     .option('--since <time>', 'start at the first record at or after this time (ISO 8601 or epoch ms)')
     .option('--follow', 'keep printing new records until interrupted')
     .option('--with-page', 'print each record with the pages record its `page` pointer names')

@@ -4,13 +4,11 @@
  * crawl produced. With `--with-page`, a `changes` record is printed with the `pages` record its
  * pointer names.
  */
-import { createTransport } from '../runtime/index.ts';
 import type { Transport } from '../runtime/index.ts';
+import { openLog } from './log-location.ts';
+import type { LogLocation } from './log-location.ts';
 
-export interface TailFlags {
-  kafka?: string;
-  data: string;
-  topicPrefix: string;
+export interface TailFlags extends LogLocation {
   /** ISO time or epoch ms: start at the first record at or after it (default: the beginning) */
   since?: string;
   follow?: boolean;
@@ -40,7 +38,7 @@ async function readOne(transport: Transport, p: Pointer): Promise<unknown> {
 
 /** Prints records until the topic is read (or, with follow, until the signal); returns the count. */
 export async function tailCommand(logical: string, flags: TailFlags, out: (line: string) => void, signal?: AbortSignal): Promise<number> {
-  const transport = await createTransport({ transport: flags.kafka ? 'kafka' : 'embedded', kafkaBrokers: flags.kafka ? flags.kafka.split(',') : [], dataDir: flags.data });
+  const transport = await openLog(flags);
   try {
     const topic = `${flags.topicPrefix}${logical}`;
     const described = await transport.describeTopic(topic);

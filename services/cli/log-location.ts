@@ -1,0 +1,25 @@
+/**
+ * Where a command finds a crawl's topics: Kafka (`--kafka`) or an embedded crawl's data directory
+ * (`--data`, which no running crawl may hold), plus the topic prefix.
+ */
+import type { Command } from 'commander';
+import { createTransport } from '../runtime/index.ts';
+import type { Transport } from '../runtime/index.ts';
+
+export interface LogLocation {
+  kafka?: string;
+  data: string;
+  topicPrefix: string;
+}
+
+export function addLogLocation(cmd: Command): Command {
+  return cmd
+    .option('--kafka <brokers>', 'Kafka bootstrap servers')
+    .option('--data <dir>', 'data directory of an embedded crawl', '.data')
+    .option('--topic-prefix <prefix>', 'topic prefix', '');
+}
+
+export function openLog(at: LogLocation): Promise<Transport> {
+  const brokers = at.kafka ? at.kafka.split(',').map((b) => b.trim()).filter(Boolean) : [];
+  return createTransport({ transport: brokers.length > 0 ? 'kafka' : 'embedded', kafkaBrokers: brokers, dataDir: at.data });
+}
