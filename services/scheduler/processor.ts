@@ -80,6 +80,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   /** Hosts parked (robots.txt unreachable, or failing) and the URLs queued on them, for --until-idle. */
   private readonly parkedHosts = new Set<string>();
   private parkedQueued = 0;
+  private parkedCountedAt = -Infinity;
 
   private readonly progress: CrawlProgress | undefined;
   private readonly budget: FetchBudget | undefined;
@@ -172,8 +173,10 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     else this.parkedHosts.delete(host);
   }
 
-  /** URLs queued on parked hosts: work that waits on a retry, not on the crawl. */
+  /** URLs queued on parked hosts: work that waits on a retry, not on the crawl (recounted each second). */
   private async countParked(now: number): Promise<void> {
+    if (now - this.parkedCountedAt < 1000) return;
+    this.parkedCountedAt = now;
     let queued = 0;
     for (const host of this.parkedHosts) {
       const state = (await this.hosts.get(host)) as HostState | undefined;
@@ -393,7 +396,6 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       this.queues.remove(host, head.key);
       state.queued--;
       this.queuedTotal--;
-      if (head.known) state.kq = Math.max(0, (state.kq ?? 0) - 1);
       if (!urlState || urlState.st !== 'queued') continue;
       if (matcher && !matcher.isAllowed(head.url).allowed) {
         this.urls.put(head.url, { st: 'disallowed', d: urlState.d, c: urlState.c, s: urlState.s });
@@ -406,7 +408,6 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
         this.queues.add(host, head.key, head.url);
         state.queued++;
         this.queuedTotal++;
-        if (head.known) state.kq = (state.kq ?? 0) + 1;
         this.hosts.put(host, state);
         return false;
       }
@@ -484,7 +485,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       if (!u || u.st === 'queued' || u.st === 'inflight' || u.n === undefined || u.n > now) continue;
       const host = hostKey(url);
       const state = await this.hostState(host, url);
-      if ((state.kq ?? 0) >= this.knownCapacity(state)) {
+      if ((await this.queues.knownCount(host)) >= this.knownCapacity(state)) {
         // The host's short-term queue has no room for more revisits than it can serve in the
         // window: back to the long-term queue, accepted again later (seed 004: 3 days).
         const n = now + this.options.revisitDeferMs;
@@ -497,7 +498,6 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       this.queues.add(host, q, url);
       const { n: _n, ...rest } = u;
       this.urls.put(url, { ...rest, st: 'queued', q, v: 1 });
-      state.kq = (state.kq ?? 0) + 1;
       state.queued++;
       this.queuedTotal++;
       this.hosts.put(host, state);
@@ -636,7 +636,6 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     }
     this.queuedTotal -= state.queued;
     state.queued = 0;
-    delete state.kq;
   }
 
   /** A known page's revisit found its host dead before any request: count it, retry, or give the page up. */
@@ -735,7 +734,6 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       } else if (target.st === 'queued' && target.q) {
         this.queues.remove(hostKey(outcome.finalUrl), target.q);
         state.queued--;
-        if (target.v) state.kq = Math.max(0, (state.kq ?? 0) - 1);
         this.queuedTotal--;
         const { q: _q, ...rest } = target;
         this.urls.put(outcome.finalUrl, { ...rest, st: 'done', f: now });

@@ -94,6 +94,12 @@ export class QueueCache {
     return entry && QueueCache.isKnown(host, entry.key) ? entry : undefined;
   }
 
+  /** Known URLs in the host's queue (they are the tail of its sorted list). */
+  async knownCount(host: string): Promise<number> {
+    const list = await this.load(host);
+    return list.length - QueueCache.position(list, queuePrefix(host) + KNOWN_MARK);
+  }
+
   private static isKnown(host: string, key: string): boolean {
     return key.charAt(host.length + 1) === KNOWN_MARK;
   }

@@ -83,8 +83,6 @@ export interface HostState {
   pol?: PolitenessState;
   /** credit of known (revisit) URLs in the new/known split of the host's requests */
   ks?: number;
-  /** known URLs (due revisits) in the host's queue */
-  kq?: number;
   /** set while the host is overloaded: allowed interval (ms), remedy, its factor and delay (ms) */
   ov?: { a: number; k: OverloadRemedy; f: number; d: number };
 }
