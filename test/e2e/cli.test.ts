@@ -65,9 +65,9 @@ describe('meguri CLI', { timeout: 300_000 }, () => {
     const r = meguri(['demo', '--hosts', '2', '--pages', '4', '--no-progress', '--scheduler-config', bad]);
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /revisitShare/);
-    const missing = meguri(['demo', '--hosts', '2', '--pages', '4', '--no-progress', '--scheduler-config', join(dir, 'nope.json')]);
-    assert.notEqual(missing.status, 0);
-    assert.match(missing.stderr, /cannot read scheduler config .*nope\.json/);
+    const noFile = meguri(['demo', '--hosts', '2', '--pages', '4', '--no-progress', '--scheduler-config', join(dir, 'nope.json')]);
+    assert.notEqual(noFile.status, 0);
+    assert.match(noFile.stderr, /cannot read scheduler config .*nope\.json/);
   });
 
   it('demo crawls a simulated web offline and writes the summary', () => {
