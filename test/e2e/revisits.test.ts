@@ -78,10 +78,14 @@ describe('revisits over 60 simulated days', { timeout: 240_000 }, () => {
       assert.equal(summary.stoppedBecause, 'signal');
       assert.equal(summary.duplicateFetches, 0, 'no request re-issued: the access log is the crawl’s own view');
 
-      const transport = await openTransport('embedded', dir);
+      const transport = await openTransport('embedded', dir, clock);
       let changeEvents: { url: string; kind: string }[];
       let revisitEvents: { url: string; result: string }[];
       try {
+        for (const topic of ['changes', 'revisits']) {
+          const lows = (await transport.describeTopic(topic))?.partitions.map((p) => p.low);
+          assert.ok(lows?.every((low) => low === 0), `${topic}: no record expired before the test read it (${String(lows)})`);
+        }
         changeEvents = (await readAll(transport, 'changes')).map((r) => JSON.parse(r.value!) as { url: string; kind: string });
         revisitEvents = (await readAll(transport, 'revisits')).map((r) => JSON.parse(r.value!) as { url: string; result: string });
       } finally {

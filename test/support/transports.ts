@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createTransport } from '../../services/runtime/index.ts';
-import type { Transport } from '../../services/runtime/index.ts';
+import type { Clock, Transport } from '../../services/runtime/index.ts';
 
 export type TransportKind = 'embedded' | 'kafka';
 export const transportKinds: readonly TransportKind[] = ['embedded', 'kafka'];
@@ -31,8 +31,14 @@ export function uniquePrefix(): string {
   return `t${randomUUID().slice(0, 8)}.`;
 }
 
-export async function openTransport(kind: TransportKind, dataDir: string): Promise<Transport> {
-  return createTransport(kind === 'kafka' ? { transport: 'kafka', kafkaBrokers: kafkaBrokers(), dataDir } : { transport: 'embedded', kafkaBrokers: [], dataDir });
+/**
+ * Opens a transport on `dataDir`. A crawl run on a simulated clock must be read back on that clock:
+ * the embedded log applies retention at open, and on the wall clock records stamped with simulated
+ * dates months ago would expire while the test reads them.
+ */
+export async function openTransport(kind: TransportKind, dataDir: string, clock?: Clock): Promise<Transport> {
+  const common = { dataDir, ...(clock ? { clock } : {}) };
+  return createTransport(kind === 'kafka' ? { transport: 'kafka', kafkaBrokers: kafkaBrokers(), ...common } : { transport: 'embedded', kafkaBrokers: [], ...common });
 }
 
 /** Polls `fn` until it returns true or the time is up. */
