@@ -21,10 +21,14 @@ export const systemClock: Clock = {
  * second. Sleeping is scaled the same way, so real I/O and simulated time stay consistent.
  */
 export class ScaledClock implements Clock {
-  private readonly wallStart = Date.now();
+  /**
+   * `wallStartMs` is the wall time at which this clock reads `startMs` (default: now). Processes
+   * that give the same start and wall start share one clock, e.g. a crawler and the simulated web.
+   */
   constructor(
     readonly startMs: number,
     readonly speed: number,
+    private readonly wallStart = Date.now(),
   ) {
     if (!(speed > 0)) throw new RangeError(`clock speed must be > 0, got ${speed}`);
   }
