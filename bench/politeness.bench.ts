@@ -10,8 +10,17 @@
  * each host sees between the end of one request and the start of the next. From the crawler's own
  * topics (read back after the run): where each host's cycle time goes.
  *
+ *
+ * `--time-scale S` (S < 1) runs crawler and web on one clock that moves S times as fast as wall time:
+ * every clock second gets 1/S wall seconds of CPU, as if the machine were 1/S times faster. Where the
+ * 2-core machine cannot carry hosts ÷ interval pages per wall second, this still measures whether
+ * the policy keeps every host at its interval. Intervals, gaps and pages/s are then in clock time;
+ * CPU figures stay in wall time. Fetch durations are measured in wall time, so the k × e rule and the
+ * dynamic interval see downloads 1/S times slower than the clock: the dilated figure errs low.
+ *
  *   npm run bench:politeness -- [--hosts 5000] [--pages N] [--interval-ms 1000] [--window-s 25]
- *     [--warmup-s 5] [--ips 200] [--partitions 4] [--series 250,500,1000,2000,5000] [--json]
+ *     [--warmup-s 5] [--ips 200] [--partitions 4] [--series 250,500,1000,2000,5000]
+ *     [--time-scale 1] [--json]
  */
 import { parseArgs } from 'node:util';
 import { spawn } from 'node:child_process';
@@ -24,8 +33,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { runCrawl } from '../services/cli/crawl.ts';
 import { createResolver } from '../services/fetcher/dns.ts';
 import { SimWeb } from '../services/simweb/server.ts';
-import { createTransport } from '../services/runtime/index.ts';
-import type { Transport } from '../services/runtime/index.ts';
+import { createTransport, ScaledClock, systemClock } from '../services/runtime/index.ts';
+import type { Clock, Transport } from '../services/runtime/index.ts';
 import { schedulerOptionsSchema } from '../services/scheduler/options.ts';
 import type { SchedulerOptionsInput } from '../services/scheduler/options.ts';
 import { afterOutcome, emptyPoliteness, politenessFromSchedulerOptions } from '../services/scheduler/politeness/index.ts';
@@ -44,16 +53,27 @@ const { values } = parseArgs({
     ips: { type: 'string', default: '200' },
     partitions: { type: 'string', default: '4' },
     series: { type: 'string' },
+    'time-scale': { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
     // Child mode: serve the simulated web and write its access log to --log on SIGTERM.
     serve: { type: 'boolean', default: false },
     log: { type: 'string', default: '' },
+    'clock-origin': { type: 'string', default: '0' },
   },
 });
 
 const intervalMs = Number(values['interval-ms']);
 const windowS = Number(values['window-s']);
 const warmupS = Number(values['warmup-s']);
+const timeScale = Number(values['time-scale']);
+
+/**
+ * The clock of a run: wall time, or (with --time-scale) a scaled clock that both processes build
+ * from the same origin, so the web server's log and the crawler's records share one time line.
+ */
+function runClock(origin: number): Clock {
+  return timeScale === 1 ? systemClock : new ScaledClock(origin, timeScale, origin);
+}
 
 /** Loopback addresses 127.0.0.1 … 127.0.0.n (Linux routes all of 127/8 to lo). */
 function loopbackIps(n: number): string[] {
@@ -64,7 +84,9 @@ function loopbackIps(n: number): string[] {
 
 async function serve(): Promise<void> {
   const hosts = Number(values.hosts);
+  const clock = runClock(Number(values['clock-origin']));
   const web = await SimWeb.start({
+    clock,
     seed: 3,
     hosts,
     pagesPerHost: Number(values.pages),
@@ -84,7 +106,7 @@ async function serve(): Promise<void> {
       const e = log[scanned]!;
       if (e.path === '/robots.txt') {
         robots++;
-        lastRobots = Math.max(lastRobots, e.wallMs);
+        lastRobots = Math.max(lastRobots, e.t);
       }
     }
     if (robots >= hosts) {
@@ -94,7 +116,8 @@ async function serve(): Promise<void> {
   }, 100);
   const stop = (): void => {
     clearInterval(watch);
-    const lines = web.accessLog().map((e) => JSON.stringify({ w: e.wallMs, h: e.host, p: e.path, s: e.status, d: e.durationMs }));
+    // Arrival on the run's clock (e.t) and the wall-clock serving time converted to that clock.
+    const lines = web.accessLog().map((e) => JSON.stringify({ w: e.t, h: e.host, p: e.path, s: e.status, d: e.durationMs * timeScale }));
     writeFileSync(values.log, lines.join('\n') + '\n');
     void web.close().then(() => process.exit(0));
   };
@@ -150,9 +173,10 @@ interface Web {
   stop(): Promise<LogLine[]>;
 }
 
-async function startWeb(hosts: number, pages: number, ips: number, logFile: string): Promise<Web> {
+async function startWeb(hosts: number, pages: number, ips: number, logFile: string, clockOrigin: number): Promise<Web> {
   const self = fileURLToPath(import.meta.url);
-  const child = spawn(process.execPath, ['--import', 'tsx', self, '--serve', '--hosts', String(hosts), '--pages', String(pages), '--ips', String(ips), '--log', logFile], {
+  const args = ['--serve', '--hosts', String(hosts), '--pages', String(pages), '--ips', String(ips), '--log', logFile, '--time-scale', String(timeScale), '--clock-origin', String(clockOrigin)];
+  const child = spawn(process.execPath, ['--import', 'tsx', self, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
@@ -181,6 +205,34 @@ async function startWeb(hosts: number, pages: number, ips: number, logFile: stri
         .map((l) => JSON.parse(l) as LogLine);
     },
   };
+}
+
+/**
+ * Pages per host cycle that fall inside [w0, w1): each pair of consecutive page requests of a host
+ * adds the share of its cycle that overlaps the window. Counting requests in the window instead is
+ * off by up to one request per host when the hosts run in step (they start together), which at a
+ * 1 s interval in a 10 s window is ±10 %. A host's last cycle, with no request after it in the log,
+ * counts only up to that request, so the figure errs low.
+ */
+function cyclesInWindow(log: readonly LogLine[], w0: number, w1: number): number {
+  const starts = new Map<string, number[]>();
+  for (const e of log) {
+    if (e.s === 0 || e.p === '/robots.txt') continue;
+    let list = starts.get(e.h);
+    if (!list) starts.set(e.h, (list = []));
+    list.push(e.w);
+  }
+  let cycles = 0;
+  for (const list of starts.values()) {
+    list.sort((a, b) => a - b);
+    for (let i = 1; i < list.length; i++) {
+      const a = list[i - 1]!;
+      const b = list[i]!;
+      const overlap = Math.min(b, w1) - Math.max(a, w0);
+      if (overlap > 0 && b > a) cycles += overlap / (b - a);
+    }
+  }
+  return cycles;
 }
 
 /** Server view: pages served in the window, and per host the gaps between consecutive requests. */
@@ -214,6 +266,7 @@ function serverFigures(log: readonly LogLine[], w0: number, w1: number) {
   }
   return {
     pages,
+    cycles: cyclesInWindow(log, w0, w1),
     activeHosts: active.size,
     meanStartToStartMs: mean(startToStart),
     meanEndToStartMs: mean(endToStart),
@@ -252,8 +305,8 @@ const OUTCOME_MARK = Buffer.from('"type":"outcome"');
  *   interval    the host interval the policy chose (replayed from the outcomes with the same config)
  *   toFetcher   request emitted → fetch start (frontier topic hop, fetcher queue, per-IP slot)
  */
-async function crawlerFigures(dataDir: string, scheduler: SchedulerOptionsInput, w0: number, w1: number) {
-  const transport = await createTransport({ transport: 'embedded', kafkaBrokers: [], dataDir });
+async function crawlerFigures(dataDir: string, scheduler: SchedulerOptionsInput, w0: number, w1: number, clock: Clock) {
+  const transport = await createTransport({ transport: 'embedded', kafkaBrokers: [], dataDir, clock });
   const requests = new Map<string, { host: string; issuedAt: number; reason: string }>();
   const outcomes = new Map<string, { o: OutcomeLink; ts: number }>();
   try {
@@ -286,7 +339,7 @@ async function crawlerFigures(dataDir: string, scheduler: SchedulerOptionsInput,
     if (!out) continue;
     let list = byHost.get(req.host);
     if (!list) byHost.set(req.host, (list = []));
-    list.push({ issuedAt: req.issuedAt, start: out.o.fetchedAt - out.o.fetch.totalMs, end: out.o.fetchedAt, ts: out.ts, intervalMs: 0, rule: '', o: out.o });
+    list.push({ issuedAt: req.issuedAt, start: out.o.fetchedAt - out.o.fetch.totalMs * timeScale, end: out.o.fetchedAt, ts: out.ts, intervalMs: 0, rule: '', o: out.o });
   }
   const parts = { fetch: [] as number[], parse: [] as number[], toSchedule: [] as number[], interval: [] as number[], toFetcher: [] as number[], period: [] as number[] };
   const rules: Record<string, number> = {};
@@ -354,19 +407,22 @@ async function run(hosts: number) {
   // Enough pages that no host runs dry before the window ends, even if the ramp-up is slow.
   const pages = values.pages !== undefined ? Number(values.pages) : Math.ceil(((windowS + 20) * 1000) / intervalMs) + 20;
   const dir = tempDir('meguri-bench-politeness-');
-  const web = await startWeb(hosts, pages, Number(values.ips), join(dir, 'access.ndjson'));
+  const origin = Date.now();
+  const clock = runClock(origin);
+  const web = await startWeb(hosts, pages, Number(values.ips), join(dir, 'access.ndjson'), origin);
   // Politeness defaults except the interval; suspend windows stay on (T = 60 min is never reached here).
   const scheduler: SchedulerOptionsInput = { minIntervalMs: intervalMs, userAgent: 'meguri' };
   const abort = new AbortController();
   let peakRss = 0;
   const rssSampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200);
-  const started = Date.now();
+  const started = clock.now();
   let logLines: LogLine[] = [];
   try {
     const crawl = runCrawl({
       seeds: web.seeds,
       dataDir: join(dir, 'crawl'),
       partitions: Number(values.partitions),
+      clock,
       signal: abort.signal,
       scheduler,
       fetcher: { resolver: createResolver({ mode: 'static', resolve: web.resolve }), userAgent: 'meguri/0.1 (+http://meguri.invalid/bot)' },
@@ -378,26 +434,30 @@ async function run(hosts: number) {
     // Ramp-up: every host has had robots.txt, then one interval (the first page of the last host).
     const robotsAt = await Promise.race([web.robotsDone, sleep(120_000).then(() => NaN), crawlFailed.then((e) => Promise.reject(e))]);
     const rampS = (robotsAt - started) / 1000;
-    const w0 = (Number.isFinite(robotsAt) ? robotsAt : Date.now()) + intervalMs + warmupS * 1000;
-    await sleep(w0 - Date.now());
+    const w0 = (Number.isFinite(robotsAt) ? robotsAt : clock.now()) + intervalMs + warmupS * 1000;
+    await clock.sleep(w0 - clock.now());
+    const wall0 = Date.now();
     const cpu0 = { crawler: crawlerCpuSeconds(), web: cpuSecondsOf(web.child.pid!), machine: machineBusySeconds() };
     // The crawler's event-loop delay: every fetch in flight waits for it, and it is counted in the
     // download time the k × e rule reads.
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
-    await sleep(windowS * 1000);
+    await clock.sleep(windowS * 1000);
     loop.disable();
-    const w1 = Date.now();
+    const w1 = clock.now();
+    const wallSpanS = (Date.now() - wall0) / 1000;
     const cpu1 = { crawler: crawlerCpuSeconds(), web: cpuSecondsOf(web.child.pid!), machine: machineBusySeconds() };
+    // A little more crawl after the window, so each host's cycle across its end is complete.
+    await clock.sleep(Math.max(3 * intervalMs, 5_000));
     abort.abort();
     await crawl;
     clearInterval(rssSampler);
     logLines = await web.stop();
     const server = serverFigures(logLines, w0, w1);
-    const crawler = await crawlerFigures(join(dir, 'crawl'), scheduler, w0, w1);
+    const crawler = await crawlerFigures(join(dir, 'crawl'), scheduler, w0, w1, clock);
     const spanS = (w1 - w0) / 1000;
     const bound = hosts / (intervalMs / 1000);
-    const achieved = server.pages / spanS;
+    const achieved = server.cycles / spanS;
     const crawlerCpuS = cpu1.crawler - cpu0.crawler;
     const webCpuS = cpu1.web - cpu0.web;
     const otherCpuS = Math.max(0, cpu1.machine - cpu0.machine - crawlerCpuS - webCpuS);
@@ -411,6 +471,7 @@ async function run(hosts: number) {
       boundPagesPerS: r1(bound),
       achievedPagesPerS: r1(achieved),
       achievedOverBound: r3(achieved / bound),
+      pagesInWindow: server.pages,
       activeHosts: server.activeHosts,
       meanGapMs: r0(server.meanEndToStartMs),
       p99GapMs: r0(server.p99EndToStartMs),
@@ -418,9 +479,10 @@ async function run(hosts: number) {
       gapsBelowInterval: server.gapsBelowInterval,
       meanPeriodMs: r0(server.meanStartToStartMs),
       meanServeMs: r1(server.meanServeMs),
-      crawlerCores: r2(crawlerCpuS / spanS),
-      webServerCores: r2(webCpuS / spanS),
-      otherProcessesCores: r2(otherCpuS / spanS),
+      timeScale,
+      crawlerCores: r2(crawlerCpuS / wallSpanS),
+      webServerCores: r2(webCpuS / wallSpanS),
+      otherProcessesCores: r2(otherCpuS / wallSpanS),
       eventLoopDelayP99Ms: r0(loop.percentile(99) / 1e6),
       eventLoopDelayMaxMs: r0(loop.max / 1e6),
       peakRssMiB: Math.round(peakRss / 2 ** 20),
@@ -440,6 +502,7 @@ if (values.serve) {
   await serve();
 } else {
   if (!(intervalMs > 0)) throw new RangeError('--interval-ms must be > 0 (the bound is hosts ÷ interval)');
+  if (!(timeScale > 0 && timeScale <= 1)) throw new RangeError('--time-scale must be in (0, 1]');
   const sizes = values.series ? values.series.split(',').map(Number) : [Number(values.hosts)];
   const results = [];
   for (const h of sizes) {
@@ -448,7 +511,8 @@ if (values.serve) {
     if (!values.json) console.error(`hosts ${h}: ${row.achievedPagesPerS} of ${row.boundPagesPerS} pages/s (${row.achievedOverBound})`);
   }
   const machine = machineInfo();
-  const setup = `interval ${intervalMs} ms; other politeness defaults (k = 10, dynamic interval, back-off; suspend windows on, T = 60 min is never reached in a run); window ${windowS} s from ${warmupS} s after the robots.txt ramp-up; hosts on ${loopbackIps(Number(values.ips)).length} loopback IPs`;
+  const dilation = timeScale === 1 ? '' : `; time scale ${timeScale} (the run's clock moves ${timeScale}× as fast as wall time: pages/s, intervals and gaps in clock time, cores in wall time)`;
+  const setup = `interval ${intervalMs} ms; other politeness defaults (k = 10, dynamic interval, back-off; suspend windows on, T = 60 min is never reached in a run); window ${windowS} s from ${warmupS} s after the robots.txt ramp-up; hosts on ${loopbackIps(Number(values.ips)).length} loopback IPs${dilation}`;
   if (values.json) console.log(JSON.stringify({ machine, setup, results }, null, 2));
   else {
     console.log(machineLine(machine));

@@ -33,7 +33,8 @@ export class ScaledClock implements Clock {
     if (!(speed > 0)) throw new RangeError(`clock speed must be > 0, got ${speed}`);
   }
   now(): number {
-    return this.startMs + (Date.now() - this.wallStart) * this.speed;
+    // Whole milliseconds, like Date.now(): record timestamps and schema times are integers.
+    return Math.floor(this.startMs + (Date.now() - this.wallStart) * this.speed);
   }
   sleep(ms: number): Promise<void> {
     return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms / this.speed)));
