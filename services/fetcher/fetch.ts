@@ -18,7 +18,7 @@ import { SCHEMA_VERSION } from '../../schemas/common.ts';
 import type { FrontierRecord } from '../../schemas/frontier.ts';
 import type { PageRecord } from '../../schemas/pages.ts';
 import type { Clock } from '../runtime/clock.ts';
-import { systemClock } from '../runtime/clock.ts';
+import { clockDuration, systemClock } from '../runtime/clock.ts';
 import { BINARY_SNIFF_BYTES, decodeText, looksBinary, parseContentType, sniffEncoding, textKindOf } from './decode.ts';
 import type { TextKind } from './decode.ts';
 import { createResolver } from './dns.ts';
@@ -40,7 +40,11 @@ export interface FetcherOptions {
   resolver?: NameResolver;
   /** `PATTERN=IP` entries for the default static resolver; ignored when `resolver` is given. */
   resolve?: Iterable<ResolveEntry | string>;
-  /** Source of `timing.startedAt` and `fetchedAt`. Durations and time limits are wall-clock. */
+  /**
+   * Source of `timing.startedAt` and `fetchedAt`. Time limits are wall-clock; reported durations are
+   * measured in wall time and given in the clock's milliseconds (`clock.speed`), so a scheduler on a
+   * scaled clock compares them with its own intervals.
+   */
   clock?: Clock;
   /** Full User-Agent string (`--user-agent`). Default `meguri/<version> (+<contact>)`. */
   userAgent?: string;
@@ -533,6 +537,10 @@ class FetcherCore implements Fetcher {
   private readonly errorCounts: Record<string, number> = {};
   private readonly limiter: Limiter;
   private readonly clock: Clock;
+  /** A wall-clock duration in the clock's milliseconds, rounded to the microsecond. */
+  private duration(wallMs: number): number {
+    return ms(clockDuration(this.clock, wallMs));
+  }
   private readonly ownsResolver: boolean;
   private readonly baseHeaders: string[];
   private closed = false;
@@ -711,14 +719,14 @@ class FetcherCore implements Fetcher {
       bodyTruncated: ex?.truncated ?? false,
       bytes: ex?.bytes ?? 0,
       decodedBytes: ex?.decodedBytes ?? 0,
-      timing: { startedAt, totalMs: ms(performance.now() - t0) },
+      timing: { startedAt, totalMs: this.duration(performance.now() - t0) },
       fetchedAt: this.clock.now(),
     };
-    if (dnsMs !== undefined) rec.timing.dnsMs = dnsMs;
-    if (ex !== undefined && ex.queueMs > 0) rec.timing.queueMs = ms(ex.queueMs);
+    if (dnsMs !== undefined) rec.timing.dnsMs = this.duration(dnsMs);
+    if (ex !== undefined && ex.queueMs > 0) rec.timing.queueMs = this.duration(ex.queueMs);
     if (ex !== undefined) {
-      if (ex.connectMs !== undefined) rec.timing.connectMs = ex.connectMs;
-      if (ex.ttfbMs !== undefined) rec.timing.ttfbMs = ex.ttfbMs;
+      if (ex.connectMs !== undefined) rec.timing.connectMs = this.duration(ex.connectMs);
+      if (ex.ttfbMs !== undefined) rec.timing.ttfbMs = this.duration(ex.ttfbMs);
       if (ex.contentType !== undefined) rec.contentType = ex.contentType;
       if (ex.serverIp !== undefined) rec.serverIp = ex.serverIp;
       if (ex.reused !== undefined) rec.connectionReused = ex.reused;

@@ -8,6 +8,16 @@ export interface Clock {
   now(): number;
   /** Resolves after `ms` of this clock's time has passed. */
   sleep(ms: number): Promise<void>;
+  /**
+   * Clock milliseconds per wall millisecond (absent: 1). Durations measured in wall time, such as
+   * a download's, are multiplied by it, so they compare with intervals on this clock.
+   */
+  readonly speed?: number;
+}
+
+/** A wall-clock duration in the clock's milliseconds. */
+export function clockDuration(clock: Clock, wallMs: number): number {
+  return wallMs * (clock.speed ?? 1);
 }
 
 /** Wall-clock time. */

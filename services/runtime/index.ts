@@ -16,7 +16,7 @@ export { prefixEnd } from './store.ts';
 export { ServiceMetrics } from './metrics.ts';
 export { createLogger, silentLogger } from './logger.ts';
 export type { Logger } from './logger.ts';
-export { systemClock, ScaledClock, ManualClock } from './clock.ts';
+export { systemClock, ScaledClock, ManualClock, clockDuration } from './clock.ts';
 export type { Clock } from './clock.ts';
 export { loadRuntimeConfig, describeConfig, ConfigError } from './config.ts';
 export type { RuntimeConfig } from './config.ts';

@@ -10,6 +10,7 @@ test('ScaledClock runs speed times wall time from its start, faster or slower', 
   const wallMs = Date.now() - wall0;
   assert.ok(Math.abs(fast.now() - 1_000_000 - wallMs * 1000) <= 1000 * 15, `fast clock moved ${fast.now() - 1_000_000} ms in ${wallMs} wall ms`);
   assert.ok(slow.now() - 1_000_000 <= (wallMs + 15) * 0.1, `slow clock moved ${slow.now() - 1_000_000} ms in ${wallMs} wall ms`);
+  assert.ok(Number.isInteger(slow.now()) && Number.isInteger(new ScaledClock(0.5, 1 / 3).now()), 'whole milliseconds, like Date.now()');
   assert.throws(() => new ScaledClock(0, 0), RangeError);
 });
 

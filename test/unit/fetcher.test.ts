@@ -19,6 +19,7 @@ import type { FrontierRecord } from '../../schemas/frontier.ts';
 import { createFetcher } from '../../services/fetcher/fetch.ts';
 import type { Fetcher, FetcherOptions } from '../../services/fetcher/fetch.ts';
 import { isRetryable } from '../../services/fetcher/errors.ts';
+import { ScaledClock } from '../../services/runtime/clock.ts';
 
 const RESOLVE = ['*.test.local=127.0.0.1', 'a.ip2.local=127.0.0.2', 'b.ip2.local=127.0.0.2'];
 
@@ -138,6 +139,12 @@ const routes: Record<string, http.RequestListener> = {
   '/loop/2': (_req, res) => {
     res.writeHead(302, { location: '/loop/1' });
     res.end();
+  },
+  '/delayed': (_req, res) => {
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(PAGE);
+    }, 60);
   },
   '/hang': () => {
     // Never answers.
@@ -313,6 +320,17 @@ describe('fetcher', () => {
     assert.ok(rec.timing.totalMs >= (rec.timing.ttfbMs ?? 0));
     assert.ok(rec.timing.dnsMs !== undefined && rec.timing.connectMs !== undefined && rec.timing.ttfbMs !== undefined);
     assert.ok(rec.fetchedAt >= rec.timing.startedAt);
+  });
+
+  it('reports durations in the clock’s milliseconds: a 60 ms answer on a clock at a tenth of wall speed takes 6', async () => {
+    const origin = Date.now();
+    const f = fetcher({ clock: new ScaledClock(origin, 0.1, origin) });
+    const rec = await get(f, `${base}/delayed`);
+    assert.equal(rec.status, 200);
+    assert.ok(rec.timing.totalMs >= 6 && rec.timing.totalMs < 60, `totalMs ${rec.timing.totalMs}`);
+    assert.ok((rec.timing.ttfbMs ?? 0) >= 6 && (rec.timing.ttfbMs ?? 0) <= rec.timing.totalMs);
+    const wall = await get(fetcher(), `${base}/delayed`);
+    assert.ok(wall.timing.totalMs >= 60, `wall clock: totalMs ${wall.timing.totalMs}`);
   });
 
   it('sends the host name as Host, plus User-Agent, Accept and Accept-Encoding', async () => {
