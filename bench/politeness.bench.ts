@@ -66,6 +66,12 @@ const intervalMs = Number(values['interval-ms']);
 const windowS = Number(values['window-s']);
 const warmupS = Number(values['warmup-s']);
 const timeScale = Number(values['time-scale']);
+/**
+ * A gap shorter than the interval by more than the clock's resolution: times are whole milliseconds
+ * of the run's clock (like Date.now()), so a gap measured between two of them can read up to 1 ms
+ * short of the real one. With --time-scale S that millisecond is 1/S wall milliseconds.
+ */
+const tooShort = (gapMs: number): boolean => gapMs < intervalMs - 1;
 
 /**
  * The clock of a run: wall time, or (with --time-scale) a scaled clock that both processes build
@@ -278,7 +284,7 @@ function serverFigures(log: readonly LogLine[], w0: number, w1: number) {
      * the close event runs, a few ms late on a busy server, so this can read a little short; the
      * crawler-side gap (cycle.minGapMs) is a strict lower bound.
      */
-    gapsBelowInterval: endToStart.filter((g) => g < intervalMs).length,
+    gapsBelowInterval: endToStart.filter(tooShort).length,
     meanServeMs: mean(serveMs),
   };
 }
@@ -377,7 +383,7 @@ async function crawlerFigures(dataDir: string, scheduler: SchedulerOptionsInput,
     cycles: total,
     outcomesInWindow,
     minGapMs: r1(gaps.length > 0 ? Math.min(...gaps) : NaN),
-    gapsBelowInterval: gaps.filter((g) => g < intervalMs).length,
+    gapsBelowInterval: gaps.filter(tooShort).length,
     meanMs: {
       fetch: r1(mean(parts.fetch)),
       parse: r1(mean(parts.parse)),
