@@ -74,8 +74,9 @@ describe('scheduler', { timeout: 60_000 }, () => {
 
   beforeEach(async () => {
     dir = tempDir();
-    transport = await EmbeddedTransport.open({ dir });
     clock = new ManualClock(T0);
+    // The log on the same clock: records stamped in simulated time never meet wall-clock retention.
+    transport = await EmbeddedTransport.open({ dir, clock });
     seen = 0;
   });
   afterEach(async () => {
@@ -255,8 +256,8 @@ describe('scheduler revisits', { timeout: 60_000 }, () => {
 /** A scheduler on the embedded log with a manual clock, and helpers to play the fetcher. */
 async function harness(options: Parameters<typeof schedulerService>[0]) {
   const dir = tempDir();
-  const transport = await EmbeddedTransport.open({ dir });
   const clock = new ManualClock(T0);
+  const transport = await EmbeddedTransport.open({ dir, clock });
   const progress = new CrawlProgress();
   const service = new StreamService(
     schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, revisitSweepMs: 1000, minIntervalMs: 0, ...options, politeness: { kFactor: 0, suspendEnabled: false } }, { progress }),
