@@ -21,6 +21,8 @@ import { simulateCommand } from '../ordering/cli.ts';
 import { statsHostsCommand } from './stats.ts';
 import { readSchedulerConfig, schedulerDefaults } from './scheduler-config.ts';
 import { tailCommand } from './tail.ts';
+import { replayAnalyses, replayCommand } from './replay.ts';
+import type { ReplayFlags } from './replay.ts';
 import { addLogLocation, openLog } from './log-location.ts';
 import type { LogLocation } from './log-location.ts';
 
@@ -250,6 +252,25 @@ export function buildProgram(): Command {
         await tailCommand(topic, flags, (line) => process.stdout.write(line + '\n'), abort.signal);
       } finally {
         process.off('SIGINT', onSignal);
+      }
+    });
+
+  addLogLocation(
+    program
+      .command('replay')
+      .description('Re-read a stretch of a topic into an analysis (records with positions, the current parser over stored pages, or a summary), or reset a consumer group to it.')
+      .argument('<topic>', 'logical topic name: pages, changes, revisits, links, frontier, deadletter'),
+  )
+    .option('--since <time>', 'from the first record at or after this time (ISO 8601 or epoch ms; default: the beginning)')
+    .option('--until <time>', 'up to the first record at or after this time (default: the end as of now)')
+    .addOption(new Option('--into <analysis>', 'records: JSON lines with positions; parse: run the current parser over stored pages; summary: one JSON object').choices([...replayAnalyses]).default('records'))
+    .option('--group <id>', 'instead of reading, set this consumer group\'s committed offsets to the start of the stretch (the group must not be running)')
+    .option('--limit <n>', 'stop after n records', int('--limit', 1))
+    .action(async (topic: string, flags: ReplayFlags) => {
+      const report = await replayCommand(topic, flags, (line) => process.stdout.write(line + '\n'), (line) => console.error(line));
+      if (report.invalid > 0) {
+        console.error(`${report.invalid} record(s) could not be used`);
+        process.exitCode = 1;
       }
     });
 

@@ -22,9 +22,10 @@ interface Pointer {
   offset: string;
 }
 
-function parseSince(since: string): number {
-  const t = /^\d+$/.test(since) ? Number(since) : Date.parse(since);
-  if (!Number.isFinite(t)) throw new Error(`--since: not a time: ${since}`);
+/** A time given on the command line: ISO 8601 or epoch milliseconds. */
+export function parseTime(value: string, flag: string): number {
+  const t = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+  if (!Number.isFinite(t)) throw new Error(`${flag}: not a time: ${value}`);
   return t;
 }
 
@@ -44,7 +45,7 @@ export async function tailCommand(logical: string, flags: TailFlags, out: (line:
     const described = await transport.describeTopic(topic);
     if (!described) throw new Error(`topic ${topic} does not exist (wrong --data, --kafka or --topic-prefix?)`);
     const next = new Map<number, number>();
-    const since = flags.since !== undefined ? parseSince(flags.since) : undefined;
+    const since = flags.since !== undefined ? parseTime(flags.since, '--since') : undefined;
     for (const p of described.partitions) next.set(p.partition, since !== undefined ? await transport.offsetForTimestamp(topic, p.partition, since) : p.low);
     const limit = flags.limit ?? Infinity;
     let printed = 0;

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { tempDir, removeDir } from '../support/transports.ts';
+import { tempDir, removeDir, openTransport } from '../support/transports.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bin = join(root, 'bin/meguri.js');
@@ -23,7 +23,7 @@ describe('meguri CLI', { timeout: 300_000 }, () => {
   after(() => dirs.forEach(removeDir));
 
   it('has --help on every command', () => {
-    for (const cmd of [[], ['crawl'], ['demo'], ['run'], ['seed'], ['parse'], ['topics', 'create'], ['topics', 'describe'], ['robots', 'check'], ['simulate'], ['stats', 'hosts'], ['config'], ['tail']]) {
+    for (const cmd of [[], ['crawl'], ['demo'], ['run'], ['seed'], ['parse'], ['topics', 'create'], ['topics', 'describe'], ['robots', 'check'], ['simulate'], ['stats', 'hosts'], ['config'], ['tail'], ['replay']]) {
       const r = meguri([...cmd, '--help']);
       assert.equal(r.status, 0, `${cmd.join(' ')} --help: ${r.stderr}`);
       assert.match(r.stdout, /Usage: meguri/);
@@ -68,6 +68,70 @@ describe('meguri CLI', { timeout: 300_000 }, () => {
     const noFile = meguri(['demo', '--hosts', '2', '--pages', '4', '--no-progress', '--scheduler-config', join(dir, 'nope.json')]);
     assert.notEqual(noFile.status, 0);
     assert.match(noFile.stderr, /cannot read scheduler config .*nope\.json/);
+  });
+
+  it('replays a crawl\'s topics: records with positions, the parser again over stored pages, a summary, and a consumer group reset', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const data = join(dir, 'data');
+    const demo = meguri(['demo', '--hosts', '3', '--pages', '5', '--no-progress', '--data', data]);
+    assert.equal(demo.status, 0, demo.stderr);
+    const lines = (r: { stdout: string }): Record<string, unknown>[] => r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+
+    // The records, with positions; a later --since gives the tail of the same sequence.
+    const changes = lines(meguri(['replay', 'changes', '--data', data])) as { partition: number; offset: number; timestamp: number; value: { url: string; kind: string; md5?: string } }[];
+    assert.ok(changes.length >= 5);
+    assert.ok(changes.every((c) => c.value.kind === 'new' && Number.isInteger(c.offset)));
+    const times = changes.map((c) => c.timestamp).sort((a, b) => a - b);
+    const cut = times[Math.floor(times.length / 2)]!;
+    const later = lines(meguri(['replay', 'changes', '--data', data, '--since', new Date(cut).toISOString()])) as typeof changes;
+    assert.deepEqual(later.map((c) => `${c.partition}@${c.offset}`).sort(), changes.filter((c) => c.timestamp >= cut).map((c) => `${c.partition}@${c.offset}`).sort());
+    const earlier = lines(meguri(['replay', 'changes', '--data', data, '--until', String(cut)])) as typeof changes;
+    assert.equal(earlier.length + later.length, changes.length);
+
+    // The parser again over stored pages gives the hashes the crawl reported.
+    const parsed = lines(meguri(['replay', 'pages', '--data', data, '--into', 'parse'])) as { url: string; reason: string; md5?: string; links: string[]; page: { partition: number } }[];
+    const pages = parsed.filter((p) => p.reason !== 'robots');
+    assert.equal(pages.length, (JSON.parse(demo.stdout) as { pagesFetched: number }).pagesFetched);
+    const md5ByUrl = new Map(changes.map((c) => [c.value.url, c.value.md5]));
+    for (const p of pages) if (md5ByUrl.has(p.url)) assert.equal(p.md5, md5ByUrl.get(p.url), p.url);
+    assert.ok(pages.some((p) => p.links.length > 0));
+
+    const summary = lines(meguri(['replay', 'pages', '--data', data, '--into', 'summary']))[0] as { records: number; byField: Record<string, number>; topKeys: { key: string; records: number }[] };
+    assert.equal(summary.records, parsed.length);
+    const statuses: Record<string, number> = {};
+    for (const p of parsed as unknown as { status: number }[]) statuses[String(p.status)] = (statuses[String(p.status)] ?? 0) + 1;
+    assert.deepEqual(summary.byField, statuses);
+    assert.equal(summary.topKeys.reduce((a, k) => a + k.records, 0), parsed.length);
+
+    // A downstream group set back to a time re-reads from there.
+    const reset = lines(meguri(['replay', 'changes', '--data', data, '--group', 'subscriber', '--since', String(cut)])) as { partition: number; offset: number }[];
+    const transport = await openTransport('embedded', data);
+    try {
+      const committed = await transport.committedOffsets('subscriber', 'changes');
+      assert.deepEqual(
+        committed.map((o) => [o.partition, o.offset]).sort(),
+        reset.map((o) => [o.partition, o.offset]).sort(),
+      );
+      const described = await transport.describeTopic('changes');
+      const fromCut = committed.reduce((a, o) => a + ((described?.partitions.find((p) => p.partition === o.partition)?.high ?? 0) - o.offset), 0);
+      assert.equal(fromCut, later.length, 'the group has exactly the records from --since on left to read');
+      // A record that is not JSON is reported and skipped; the rest is still replayed.
+      await transport.send([{ topic: 'pages', key: 'junk', value: Buffer.from('{not json') }]);
+    } finally {
+      await transport.close();
+    }
+    const withJunk = meguri(['replay', 'pages', '--data', data, '--into', 'parse']);
+    assert.equal(withJunk.status, 1);
+    assert.match(withJunk.stderr, /not JSON/);
+    assert.equal(lines(withJunk).length, parsed.length);
+
+    const wrongTopic = meguri(['replay', 'changes', '--data', data, '--into', 'parse']);
+    assert.notEqual(wrongTopic.status, 0);
+    assert.match(wrongTopic.stderr, /pages topic/);
+    const backwards = meguri(['replay', 'changes', '--data', data, '--since', '2026-01-02', '--until', '2026-01-01']);
+    assert.notEqual(backwards.status, 0);
+    assert.match(backwards.stderr, /--until must be later/);
   });
 
   it('demo crawls a simulated web offline and writes the summary', () => {
