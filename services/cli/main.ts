@@ -18,7 +18,7 @@ import { createResolver, parseResolveEntry } from '../fetcher/dns.ts';
 import { defaultUserAgent } from '../fetcher/fetch.ts';
 import { SimWeb } from '../simweb/index.ts';
 import { simulateCommand } from '../ordering/cli.ts';
-import { statsHostsCommand } from './stats.ts';
+import { statsCrawlCommand, statsHostsCommand } from './stats.ts';
 import { readSchedulerConfig, schedulerDefaults } from './scheduler-config.ts';
 import { tailCommand } from './tail.ts';
 import { replayAnalyses, replayCommand } from './replay.ts';
@@ -343,6 +343,13 @@ export function buildProgram(): Command {
     .option('--top <n>', 'rows to show', int('--top', 1), 20)
     .option('--json', 'print JSON')
     .action(async (flags: { data: string; topicPrefix: string; top: number; json?: boolean }) => statsHostsCommand(flags, (l) => console.log(l)));
+  stats
+    .command('crawl')
+    .description('How far a crawl got, per scheduler partition and in total: pages fetched, URLs known and queued, revisits, changes, errors, skips, and hosts in flight, parked, suspended or overloaded.')
+    .option('--data <dir>', 'data directory of the crawl (or a scheduler pod volume)', '.data')
+    .option('--topic-prefix <prefix>', 'topic prefix of the crawl', '')
+    .option('--json', 'print JSON')
+    .action(async (flags: { data: string; topicPrefix: string; json?: boolean }) => statsCrawlCommand(flags, (l) => console.log(l)));
 
   const robots = program.command('robots').description('robots.txt tools.');
   robots

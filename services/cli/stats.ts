@@ -7,8 +7,9 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { TaskStores } from '../runtime/store.ts';
-import { STATS_KEY } from '../scheduler/state.ts';
-import type { HostState } from '../scheduler/state.ts';
+import type { KeyValueStore } from '../runtime/store.ts';
+import { STATS_KEY, emptyStats } from '../scheduler/state.ts';
+import type { HostState, PartitionStats } from '../scheduler/state.ts';
 import { emptyPoliteness, loadReport, politenessConfig } from '../scheduler/politeness/index.ts';
 import type { LoadRow, OverloadRemedy } from '../scheduler/politeness/index.ts';
 
@@ -29,14 +30,16 @@ export interface HostRow extends LoadRow {
   allowedIntervalS: number | null;
 }
 
-export async function hostRows(dataDir: string, topicPrefix = '', now = Date.now()): Promise<HostRow[]> {
+/** Opens each scheduler partition's `hosts` store in turn (in partition order) and hands it to `each`. */
+async function forEachPartition(dataDir: string, topicPrefix: string, each: (partition: number, hosts: KeyValueStore<HostState | PartitionStats>) => Promise<void>): Promise<void> {
   const group = `${topicPrefix}scheduler`;
   const base = join(dataDir, 'state', group);
   if (!existsSync(base)) throw new Error(`no scheduler state under ${base} (is --data the crawl's data directory, and --topic-prefix its prefix?)`);
-  const config = politenessConfig();
-  const rows: HostRow[] = [];
-  for (const dir of readdirSync(base).filter((d) => /^p\d+$/.test(d))) {
-    const partition = Number(dir.slice(1));
+  const partitions = readdirSync(base)
+    .filter((d) => /^p\d+$/.test(d))
+    .map((d) => Number(d.slice(1)))
+    .sort((a, b) => a - b);
+  for (const partition of partitions) {
     let stores: TaskStores;
     try {
       stores = await TaskStores.open(dataDir, group, partition, ['hosts']);
@@ -44,40 +47,49 @@ export async function hostRows(dataDir: string, topicPrefix = '', now = Date.now
       throw new Error(`cannot open the state of partition ${partition}: ${(err as Error).message} (is a crawl still running on this data directory?)`);
     }
     try {
-      for await (const [host, value] of stores.store<HostState>('hosts').range({ lt: STATS_KEY })) {
-        const pol = value.pol ?? emptyPoliteness();
-        const ctx = value.crawlDelayMs !== undefined ? { crawlDelayMs: value.crawlDelayMs } : {};
-        const state: HostRow['state'] = value.robotsParked
-          ? 'robots-unreachable'
-          : pol.p !== undefined && pol.p > now
-            ? 'parked'
-            : pol.s !== undefined && pol.s > now
-              ? 'suspended'
-              : value.inflight
-                ? 'in-flight'
-                : 'ok';
-        const report = loadReport(host, pol, config, ctx);
-        // The crawl records its own verdict when it plans a revisit on an overloaded host (this
-        // command does not know the crawl's politeness settings).
-        const ov = value.ov;
-        rows.push({
-          ...report,
-          overloaded: report.overloaded || ov !== undefined,
-          remedy: ov ? ov.k : null,
-          stretch: ov ? ov.f : 1,
-          delayS: ov ? Math.round(ov.d / 1000) : 0,
-          allowedIntervalS: ov ? ov.a / 1000 : null,
-          partition,
-          fetched: value.fetched,
-          queued: value.queued,
-          nextInS: Math.max(0, Math.round((value.nextAt - now) / 100) / 10),
-          state,
-        });
-      }
+      await each(partition, stores.store<HostState | PartitionStats>('hosts'));
     } finally {
       await stores.close();
     }
   }
+}
+
+export async function hostRows(dataDir: string, topicPrefix = '', now = Date.now()): Promise<HostRow[]> {
+  const config = politenessConfig();
+  const rows: HostRow[] = [];
+  await forEachPartition(dataDir, topicPrefix, async (partition, hosts) => {
+    for await (const [host, stored] of hosts.range({ lt: STATS_KEY })) {
+      const value = stored as HostState;
+      const pol = value.pol ?? emptyPoliteness();
+      const ctx = value.crawlDelayMs !== undefined ? { crawlDelayMs: value.crawlDelayMs } : {};
+      const state: HostRow['state'] = value.robotsParked
+        ? 'robots-unreachable'
+        : pol.p !== undefined && pol.p > now
+          ? 'parked'
+          : pol.s !== undefined && pol.s > now
+            ? 'suspended'
+            : value.inflight
+              ? 'in-flight'
+              : 'ok';
+      const report = loadReport(host, pol, config, ctx);
+      // The crawl records its own verdict when it plans a revisit on an overloaded host (this
+      // command does not know the crawl's politeness settings).
+      const ov = value.ov;
+      rows.push({
+        ...report,
+        overloaded: report.overloaded || ov !== undefined,
+        remedy: ov ? ov.k : null,
+        stretch: ov ? ov.f : 1,
+        delayS: ov ? Math.round(ov.d / 1000) : 0,
+        allowedIntervalS: ov ? ov.a / 1000 : null,
+        partition,
+        fetched: value.fetched,
+        queued: value.queued,
+        nextInS: Math.max(0, Math.round((value.nextAt - now) / 100) / 10),
+        state,
+      });
+    }
+  });
   return rows;
 }
 
@@ -93,4 +105,52 @@ export async function statsHostsCommand(flags: { data: string; topicPrefix: stri
     const remedy = r.remedy === 'stretch' ? `×${r.stretch.toPrecision(3)}` : r.remedy === 'delay' ? `+${r.delayS}s` : (r.remedy ?? '-');
     out([r.host, r.fetched, r.queued, fmt(r.meanFetchS), fmt(r.maxFetchS), r.nextInS, r.L.toPrecision(3), fmt(r.accessIntervalS), fmt(r.R), r.overloaded ? 'yes' : 'no', remedy, r.state].join('\t'));
   }
+}
+
+/** Per partition: the scheduler's counters plus what its host table holds now. */
+export interface CrawlStatsRow extends Omit<PartitionStats, 'seq' | 'maxScore'> {
+  partition: number;
+  /** URLs waiting in the host queues (new and due known ones) */
+  queued: number;
+  hostsInFlight: number;
+  hostsParked: number;
+  hostsSuspended: number;
+  hostsRobotsUnreachable: number;
+  hostsOverloaded: number;
+}
+
+/** `meguri stats crawl`: how far a crawl got, per scheduler partition and in total. */
+export async function crawlStats(dataDir: string, topicPrefix = '', now = Date.now()): Promise<{ partitions: CrawlStatsRow[]; total: Omit<CrawlStatsRow, 'partition'> }> {
+  const partitions: CrawlStatsRow[] = [];
+  await forEachPartition(dataDir, topicPrefix, async (partition, hosts) => {
+    const stats = (await hosts.get(STATS_KEY)) as PartitionStats | undefined;
+    const { seq: _seq, maxScore: _max, ...counters } = { ...emptyStats(), ...stats };
+    const row: CrawlStatsRow = { partition, ...counters, queued: 0, hostsInFlight: 0, hostsParked: 0, hostsSuspended: 0, hostsRobotsUnreachable: 0, hostsOverloaded: 0 };
+    for await (const [, stored] of hosts.range({ lt: STATS_KEY })) {
+      const h = stored as HostState;
+      row.queued += h.queued;
+      if (h.inflight) row.hostsInFlight++;
+      if (h.robotsParked) row.hostsRobotsUnreachable++;
+      else if (h.pol?.p !== undefined && h.pol.p > now) row.hostsParked++;
+      else if (h.pol?.s !== undefined && h.pol.s > now) row.hostsSuspended++;
+      if (h.ov) row.hostsOverloaded++;
+    }
+    partitions.push(row);
+  });
+  const total = {} as Record<string, number>;
+  for (const row of partitions) {
+    for (const [k, v] of Object.entries(row)) if (k !== 'partition' && typeof v === 'number') total[k] = (total[k] ?? 0) + v;
+  }
+  return { partitions, total: total as unknown as Omit<CrawlStatsRow, 'partition'> };
+}
+
+export async function statsCrawlCommand(flags: { data: string; topicPrefix: string; json?: boolean }, out: (line: string) => void): Promise<void> {
+  const report = await crawlStats(flags.data, flags.topicPrefix);
+  if (flags.json) {
+    out(JSON.stringify(report, null, 2));
+    return;
+  }
+  const keys = Object.keys(report.total) as (keyof typeof report.total)[];
+  out(['', 'total', ...report.partitions.map((p) => `p${p.partition}`)].join('\t'));
+  for (const k of keys) out([k, report.total[k], ...report.partitions.map((p) => p[k])].join('\t'));
 }

@@ -23,7 +23,7 @@ describe('meguri CLI', { timeout: 300_000 }, () => {
   after(() => dirs.forEach(removeDir));
 
   it('has --help on every command', () => {
-    for (const cmd of [[], ['crawl'], ['demo'], ['run'], ['seed'], ['parse'], ['topics', 'create'], ['topics', 'describe'], ['robots', 'check'], ['simulate'], ['stats', 'hosts'], ['config'], ['tail'], ['replay']]) {
+    for (const cmd of [[], ['crawl'], ['demo'], ['run'], ['seed'], ['parse'], ['topics', 'create'], ['topics', 'describe'], ['robots', 'check'], ['simulate'], ['stats', 'hosts'], ['stats', 'crawl'], ['config'], ['tail'], ['replay']]) {
       const r = meguri([...cmd, '--help']);
       assert.equal(r.status, 0, `${cmd.join(' ')} --help: ${r.stderr}`);
       assert.match(r.stdout, /Usage: meguri/);
@@ -70,13 +70,28 @@ describe('meguri CLI', { timeout: 300_000 }, () => {
     assert.match(noFile.stderr, /cannot read scheduler config .*nope\.json/);
   });
 
-  it('replays a crawl\'s topics: records with positions, the parser again over stored pages, a summary, and a consumer group reset', async () => {
+  it('reports a crawl\'s counters and replays its topics: records with positions, the parser again over stored pages, a summary, and a consumer group reset', async () => {
     const dir = tempDir();
     dirs.push(dir);
     const data = join(dir, 'data');
     const demo = meguri(['demo', '--hosts', '3', '--pages', '5', '--no-progress', '--data', data]);
     assert.equal(demo.status, 0, demo.stderr);
     const lines = (r: { stdout: string }): Record<string, unknown>[] => r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+
+    // The crawl's own counters, per partition and in total, agree with its summary.
+    const summaryOfDemo = JSON.parse(demo.stdout) as { pagesFetched: number; urlsKnown: number; robotsFetched: number; hosts: number };
+    const stats = meguri(['stats', 'crawl', '--data', data, '--json']);
+    assert.equal(stats.status, 0, stats.stderr);
+    const report = JSON.parse(stats.stdout) as { partitions: { partition: number; pagesFetched: number }[]; total: Record<string, number> };
+    assert.equal(report.partitions.length, 4);
+    assert.equal(report.total.pagesFetched, summaryOfDemo.pagesFetched);
+    assert.equal(report.partitions.reduce((a, p) => a + p.pagesFetched, 0), summaryOfDemo.pagesFetched);
+    assert.equal(report.total.urlsKnown, summaryOfDemo.urlsKnown);
+    assert.equal(report.total.robotsFetched, summaryOfDemo.robotsFetched);
+    assert.equal(report.total.hosts, summaryOfDemo.hosts);
+    assert.equal(report.total.queued, 0, 'an idle crawl has nothing queued');
+    const text = meguri(['stats', 'crawl', '--data', data]);
+    assert.match(text.stdout, new RegExp(`^pagesFetched\\t${summaryOfDemo.pagesFetched}\\t`, 'm'));
 
     // The records, with positions; a later --since gives the tail of the same sequence.
     const changes = lines(meguri(['replay', 'changes', '--data', data])) as { partition: number; offset: number; timestamp: number; value: { url: string; kind: string; md5?: string } }[];
