@@ -537,10 +537,6 @@ class FetcherCore implements Fetcher {
   private readonly errorCounts: Record<string, number> = {};
   private readonly limiter: Limiter;
   private readonly clock: Clock;
-  /** A wall-clock duration in the clock's milliseconds, rounded to the microsecond. */
-  private duration(wallMs: number): number {
-    return ms(clockDuration(this.clock, wallMs));
-  }
   private readonly ownsResolver: boolean;
   private readonly baseHeaders: string[];
   private closed = false;
@@ -696,6 +692,11 @@ class FetcherCore implements Fetcher {
     } finally {
       this.limiter.release(ip);
     }
+  }
+
+  /** A wall-clock duration in the clock's milliseconds, rounded to the microsecond. */
+  private duration(wallMs: number): number {
+    return ms(clockDuration(this.clock, wallMs));
   }
 
   private finish(
