@@ -131,7 +131,10 @@ export function topicResourceName(topic: string): string {
   return name;
 }
 
-/** Starting sizes; scale with `kubectl scale`. The scheduler never benefits beyond its partitions. */
+/**
+ * Starting sizes. Fetchers and parsers are then sized by their HorizontalPodAutoscaler (this is its
+ * minimum); the scheduler with `kubectl scale`, never beyond its partitions.
+ */
 const REPLICAS: Readonly<Record<ServiceSpec['name'], number>> = { scheduler: 1, fetcher: 2, parser: 2 };
 
 // A type alias (not an interface) so it is assignable to YamlMap.
@@ -148,6 +151,23 @@ const RESOURCES: Readonly<Record<ServiceSpec['name'], Resources>> = {
   parser: { requests: { cpu: '500m', memory: '256Mi' }, limits: { cpu: '1', memory: '1Gi' } },
 };
 const SCHEDULER_STORAGE = '10Gi';
+/** CPU utilisation (of the request) the fetcher and parser autoscalers aim at. */
+const HPA_CPU_UTILISATION = 70;
+
+/**
+ * Health checks on the metrics port. /healthz answers while the process runs, so liveness only
+ * catches a stuck event loop, and leniently: one long batch may hold the loop for seconds. /readyz
+ * answers 200 once the pod's partitions are assigned and their state restored. The startup probe
+ * gives `npx meguri run` time to load before liveness counts.
+ */
+function probes(): YamlMap {
+  const get = (path: string): YamlMap => ({ httpGet: { path, port: 'metrics' } });
+  return {
+    startupProbe: { ...get('/healthz'), periodSeconds: 2, failureThreshold: 60, timeoutSeconds: 2 },
+    livenessProbe: { ...get('/healthz'), periodSeconds: 10, failureThreshold: 6, timeoutSeconds: 5 },
+    readinessProbe: { ...get('/readyz'), periodSeconds: 5, failureThreshold: 3, timeoutSeconds: 2 },
+  };
+}
 
 function componentName(service: string): string {
   return `meguri-${service}`;
@@ -234,6 +254,7 @@ function container(service: ServiceSpec): YamlMap {
       ...(service.name === 'scheduler' ? [{ name: 'MEGURI_SCHEDULER_CONFIG', value: SCHEDULER_CONFIG_PATH }] : []),
     ],
     ports: [{ name: 'metrics', containerPort: HTTP_PORT, protocol: 'TCP' }],
+    ...probes(),
     resources: RESOURCES[service.name],
     securityContext: {
       allowPrivilegeEscalation: false,
@@ -270,7 +291,8 @@ function deploymentDoc(service: ServiceSpec): YamlMap {
     kind: 'Deployment',
     metadata: metadata(service.name),
     spec: {
-      replicas: REPLICAS[service.name],
+      // No `replicas`: the HorizontalPodAutoscaler owns the count (a value here would reset it on
+      // every `kubectl apply`).
       selector: { matchLabels: labels(service.name) },
       template: { metadata: { labels: labels(service.name) }, spec: podSpec(service) },
     },
@@ -297,6 +319,41 @@ function statefulSetDoc(service: ServiceSpec, partitions: number): YamlMap {
           spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: SCHEDULER_STORAGE } } },
         },
       ],
+    },
+  };
+}
+
+/**
+ * Voluntary disruptions (node drains, upgrades) take one pod at a time: every pod that leaves makes
+ * its consumer group rebalance, and a scheduler pod's partitions restore their state elsewhere.
+ */
+function disruptionBudgetDoc(service: ServiceSpec): YamlMap {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: metadata(service.name),
+    spec: { maxUnavailable: 1, selector: { matchLabels: labels(service.name) } },
+  };
+}
+
+/**
+ * Fetchers and parsers scale on CPU between their starting size and their input's partition count
+ * (members beyond it would get no partition). Scaling down waits 5 minutes of lower load: each
+ * change of size is a consumer-group rebalance.
+ */
+function autoscalerDoc(service: ServiceSpec, partitions: number): YamlMap {
+  const min = REPLICAS[service.name];
+  if (min > partitions) throw new Error(`${service.name}: ${min} replicas but only ${partitions} partitions`);
+  return {
+    apiVersion: 'autoscaling/v2',
+    kind: 'HorizontalPodAutoscaler',
+    metadata: metadata(service.name),
+    spec: {
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: componentName(service.name) },
+      minReplicas: min,
+      maxReplicas: partitions,
+      metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: HPA_CPU_UTILISATION } } }],
+      behavior: { scaleDown: { stabilizationWindowSeconds: 300, policies: [{ type: 'Pods', value: 1, periodSeconds: 60 }] } },
     },
   };
 }
@@ -389,9 +446,10 @@ export function renderK8s(options: RenderOptions = {}): Record<string, string> {
   files['namespace.yaml'] = toYaml([namespaceDoc()]);
   files['configmap.yaml'] = toYaml([configMapDoc(prefix), schedulerConfigDoc()]);
   for (const service of services) {
+    const partitions = inputPartitions(service);
     const docs = service.stateful
-      ? [headlessServiceDoc(service), metricsServiceDoc(service), statefulSetDoc(service, inputPartitions(service))]
-      : [metricsServiceDoc(service), deploymentDoc(service)];
+      ? [headlessServiceDoc(service), metricsServiceDoc(service), statefulSetDoc(service, partitions), disruptionBudgetDoc(service)]
+      : [metricsServiceDoc(service), deploymentDoc(service), disruptionBudgetDoc(service), autoscalerDoc(service, partitions)];
     files[`${service.name}.yaml`] = toYaml(docs);
   }
 

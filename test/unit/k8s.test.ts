@@ -134,6 +134,22 @@ describe('k8s manifests', () => {
       assert.match(workload.text, /containerPort: 9464/, `${service.name}: metrics port`);
       assert.match(workload.text, /readOnlyRootFilesystem: true/, `${service.name}: read-only root`);
       assert.match(workload.text, /app\.kubernetes\.io\/part-of: meguri/, `${service.name}: part-of label`);
+      assert.match(workload.text, /startupProbe:\n(?: {8,}.*\n)*? {8,}httpGet:\n\s+path: \/healthz\n\s+port: metrics/, `${service.name}: startup probe`);
+      assert.match(workload.text, /livenessProbe:\n(?: {8,}.*\n)*? {8,}httpGet:\n\s+path: \/healthz\n\s+port: metrics/, `${service.name}: liveness probe`);
+      assert.match(workload.text, /readinessProbe:\n(?: {8,}.*\n)*? {8,}httpGet:\n\s+path: \/readyz\n\s+port: metrics/, `${service.name}: readiness probe`);
+      const pdb = find(docs, 'PodDisruptionBudget', `meguri-${service.name}`);
+      assert.match(pdb.text, /^ {2}maxUnavailable: 1$/m, `${service.name}: one pod at a time`);
+      assert.match(pdb.text, new RegExp(`app\\.kubernetes\\.io/component: ${service.name}\\n`), `${service.name}: PDB selector`);
+      const partitions = topics.find((t) => t.name === service.reads[0])?.partitions;
+      if (service.stateful) {
+        assert.equal(docs.filter((d) => d.kind === 'HorizontalPodAutoscaler' && d.name === `meguri-${service.name}`).length, 0, 'the scheduler is scaled by hand');
+      } else {
+        const hpa = find(docs, 'HorizontalPodAutoscaler', `meguri-${service.name}`);
+        assert.match(hpa.text, new RegExp(`kind: Deployment\\n\\s+name: meguri-${service.name}$`, 'm'), `${service.name}: HPA target`);
+        assert.equal(field(hpa.text, /^ {2}maxReplicas: (.+)$/m), String(partitions), `${service.name}: at most one pod per input partition`);
+        assert.ok(Number(field(hpa.text, /^ {2}minReplicas: (.+)$/m)) >= 1);
+        assert.doesNotMatch(workload.text, /^ {2}replicas:/m, `${service.name}: the HPA owns the replica count`);
+      }
       const metrics = find(docs, 'Service', `meguri-${service.name}-metrics`);
       assert.match(metrics.text, /prometheus\.io\/scrape: "true"/, `${service.name}: scrape annotation`);
       if (service.stateful) {
