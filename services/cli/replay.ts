@@ -55,6 +55,35 @@ const SUMMARY_FIELD: Record<string, string> = {
   deadletter: 'code',
 };
 
+/**
+ * Counts per key for the busiest keys, in bounded memory: past `capacity` distinct keys, keys seen
+ * only rarely are dropped (lossy counting), so a topic keyed by URL with millions of keys still fits.
+ * Counts are then lower bounds and `exact` is false.
+ */
+export class KeyCounter {
+  private readonly counts = new Map<string, number>();
+  private floor = 0;
+  exact = true;
+
+  constructor(private readonly capacity = 200_000) {}
+
+  add(key: string): void {
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    while (this.counts.size > this.capacity) {
+      this.floor++;
+      this.exact = false;
+      for (const [k, n] of this.counts) if (n <= this.floor) this.counts.delete(k);
+    }
+  }
+
+  top(n: number): { key: string; records: number }[] {
+    return [...this.counts]
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, n)
+      .map(([key, records]) => ({ key, records }));
+  }
+}
+
 async function stretchOf(transport: Transport, topic: string, since?: number, until?: number): Promise<Stretch[]> {
   const described = await transport.describeTopic(topic);
   if (!described) throw new Error(`topic ${topic} does not exist (wrong --data, --kafka or --topic-prefix?)`);
@@ -108,7 +137,7 @@ export async function replayCommand(logical: string, flags: ReplayFlags, out: (l
       partitions: {} as Record<string, { from: number; to: number; records: number }>,
       field: SUMMARY_FIELD[logical] ?? null,
       byField: {} as Record<string, number>,
-      topKeys: new Map<string, number>(),
+      topKeys: new KeyCounter(),
     };
     outer: for (const s of stretches) {
       summary.partitions[String(s.partition)] = { from: s.from, to: s.to, records: 0 };
@@ -161,21 +190,21 @@ export async function replayCommand(logical: string, flags: ReplayFlags, out: (l
               const label = v === undefined ? '(none)' : String(v);
               summary.byField[label] = (summary.byField[label] ?? 0) + 1;
             }
-            if (r.key !== null) summary.topKeys.set(r.key, (summary.topKeys.get(r.key) ?? 0) + 1);
+            if (r.key !== null) summary.topKeys.add(r.key);
           }
         }
       }
     }
     if (into === 'summary') {
       const { topKeys, ...rest } = summary;
-      const top = [...topKeys].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, 20);
       out(
         JSON.stringify({
           ...rest,
           firstTime: rest.firstTimestamp === null ? null : new Date(rest.firstTimestamp).toISOString(),
           lastTime: rest.lastTimestamp === null ? null : new Date(rest.lastTimestamp).toISOString(),
           invalid,
-          topKeys: top.map(([key, records]) => ({ key, records })),
+          topKeys: topKeys.top(20),
+          topKeysExact: topKeys.exact,
         }),
       );
     }
