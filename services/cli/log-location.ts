@@ -19,7 +19,15 @@ export function addLogLocation(cmd: Command): Command {
     .option('--topic-prefix <prefix>', 'topic prefix', '');
 }
 
-export function openLog(at: LogLocation): Promise<Transport> {
+export async function openLog(at: LogLocation): Promise<Transport> {
   const brokers = at.kafka ? at.kafka.split(',').map((b) => b.trim()).filter(Boolean) : [];
-  return createTransport({ transport: brokers.length > 0 ? 'kafka' : 'embedded', kafkaBrokers: brokers, dataDir: at.data });
+  try {
+    return await createTransport({ transport: brokers.length > 0 ? 'kafka' : 'embedded', kafkaBrokers: brokers, dataDir: at.data });
+  } catch (err) {
+    // RocksDB allows one process per database: the embedded log of a running crawl is locked.
+    if (brokers.length === 0 && /\bLOCK\b|lock file/i.test((err as Error).message)) {
+      throw new Error(`the embedded log in ${at.data} is in use by a running crawl: stop it first (or crawl on Kafka to read topics while it runs)`);
+    }
+    throw err;
+  }
 }

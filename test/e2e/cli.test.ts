@@ -131,6 +131,10 @@ describe('meguri CLI', { timeout: 300_000 }, () => {
       const described = await transport.describeTopic('changes');
       const fromCut = committed.reduce((a, o) => a + ((described?.partitions.find((p) => p.partition === o.partition)?.high ?? 0) - o.offset), 0);
       assert.equal(fromCut, later.length, 'the group has exactly the records from --since on left to read');
+      // While another process holds the embedded log (as a running crawl does), it says so.
+      const locked = meguri(['replay', 'changes', '--data', data]);
+      assert.notEqual(locked.status, 0);
+      assert.match(locked.stderr, /in use by a running crawl/);
       // A record that is not JSON is reported and skipped; the rest is still replayed.
       await transport.send([{ topic: 'pages', key: 'junk', value: Buffer.from('{not json') }]);
     } finally {
