@@ -9,6 +9,8 @@ import type { ServiceDefinition } from '../runtime/index.ts';
 import { serviceSpec } from '../../topology/index.ts';
 import { createFetcher } from './fetch.ts';
 import type { Fetcher, FetcherOptions } from './fetch.ts';
+import { registerFetcherMetrics } from './metrics.ts';
+import type { FetchObserver } from './metrics.ts';
 
 export interface FetcherServiceOptions extends FetcherOptions {
   /** Requests fetched at once per frontier partition. */
@@ -19,6 +21,7 @@ export function fetcherService(options: FetcherServiceOptions = {}): ServiceDefi
   const spec = serviceSpec('fetcher');
   // One fetcher (connection pools, DNS cache, per-IP limiter) shared by every partition of the process.
   const fetcher = createFetcher(options);
+  let observer: FetchObserver | undefined;
   return {
     name: spec.name,
     inputs: spec.reads,
@@ -26,12 +29,16 @@ export function fetcherService(options: FetcherServiceOptions = {}): ServiceDefi
     guarantee: spec.guarantee,
     maxBatchRecords: 500,
     fetcher,
+    registerMetrics: (registry) => {
+      observer = registerFetcherMetrics(registry, fetcher);
+    },
     concurrent: {
       maxInFlight: options.inFlightPerPartition ?? 256,
       flushIntervalMs: 20,
       createRecordProcessor: () => ({
         async processRecord(record, ctx) {
           const page = await fetcher.fetch(record.value);
+          observer?.observe(page);
           ctx.emit('pages', record.value.host, page);
         },
       }),

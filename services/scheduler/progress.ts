@@ -19,6 +19,11 @@ export class CrawlProgress {
     this.partitions.set(partition, { stats: { ...stats }, load });
   }
 
+  /** The last counters reported by one partition (undefined: none in this process). */
+  partition(partition: number): { readonly stats: PartitionStats; readonly load: PartitionLoad } | undefined {
+    return this.partitions.get(partition);
+  }
+
   forget(partition: number): void {
     this.partitions.delete(partition);
   }

@@ -7,12 +7,16 @@ import type { SchedulerOptionsInput } from './options.ts';
 import { SchedulerProcessor } from './processor.ts';
 import type { SchedulerExtras } from './processor.ts';
 import { HostLoadBoard, registerHostLoadMetrics } from './load-metrics.ts';
+import { registerCrawlMetrics } from './crawl-metrics.ts';
+import { CrawlProgress } from './progress.ts';
 
 export function schedulerService(input: SchedulerOptionsInput = {}, extras: SchedulerExtras = {}): ServiceDefinition<LinksRecord> {
   const options = schedulerOptionsSchema.parse(input);
   const spec = serviceSpec('scheduler');
   // One load board per owned partition; the processors keep them current, scrapes read them.
   const boards = new Map<number, HostLoadBoard>();
+  // The partitions' counters for /metrics (the crawl command passes its own, for its display).
+  const progress = extras.progress ?? new CrawlProgress();
   return {
     name: spec.name,
     inputs: spec.reads,
@@ -20,8 +24,11 @@ export function schedulerService(input: SchedulerOptionsInput = {}, extras: Sche
     stores: spec.stores,
     guarantee: spec.guarantee,
     maxBatchRecords: 1000,
-    createProcessor: (partition) => new SchedulerProcessor(partition, options, { ...extras, loadBoards: boards }),
-    registerMetrics: (registry) => registerHostLoadMetrics(registry, boards),
+    createProcessor: (partition) => new SchedulerProcessor(partition, options, { ...extras, progress, loadBoards: boards }),
+    registerMetrics: (registry) => {
+      registerHostLoadMetrics(registry, boards);
+      registerCrawlMetrics(registry, progress, boards);
+    },
   };
 }
 

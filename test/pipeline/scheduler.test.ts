@@ -473,6 +473,19 @@ describe('scheduler revisit scheduling', { timeout: 60_000 }, () => {
       assert.ok(Math.abs(gauge('meguri_scheduler_host_interval_stretch') - 2) < 1e-9);
       assert.match(text, /^meguri_scheduler_overloaded_hosts\{[^}]*partition="0"[^}]*\} 1$/m);
       assert.match(text, /^meguri_scheduler_revisit_load\{[^}]*partition="0"[^}]*\} 0\.0333/m);
+      // The crawl's counters, per owned partition.
+      const crawl = (name: string): number => {
+        const m = new RegExp(`^${name}\\{[^}]*partition="0"[^}]*\\} (\\S+)$`, 'm').exec(text);
+        assert.ok(m, `${name} for partition 0`);
+        return Number(m[1]);
+      };
+      const totals = h.progress.totals();
+      assert.equal(crawl('meguri_scheduler_pages_fetched'), totals.pagesFetched);
+      assert.equal(crawl('meguri_scheduler_revisits'), totals.revisits);
+      assert.equal(crawl('meguri_scheduler_pages_fetched'), 2);
+      assert.equal(crawl('meguri_scheduler_urls_known'), totals.urlsKnown);
+      assert.equal(crawl('meguri_scheduler_hosts'), 1);
+      assert.equal(crawl('meguri_scheduler_robots_fetched'), totals.robotsFetched);
     } finally {
       await h.stop();
     }

@@ -20,6 +20,8 @@ import { createFetcher } from '../../services/fetcher/fetch.ts';
 import type { Fetcher, FetcherOptions } from '../../services/fetcher/fetch.ts';
 import { isRetryable } from '../../services/fetcher/errors.ts';
 import { ScaledClock } from '../../services/runtime/clock.ts';
+import { registerFetcherMetrics } from '../../services/fetcher/metrics.ts';
+import { Registry } from 'prom-client';
 
 const RESOLVE = ['*.test.local=127.0.0.1', 'a.ip2.local=127.0.0.2', 'b.ip2.local=127.0.0.2'];
 
@@ -331,6 +333,26 @@ describe('fetcher', () => {
     assert.ok((rec.timing.ttfbMs ?? 0) >= 6 && (rec.timing.ttfbMs ?? 0) <= rec.timing.totalMs);
     const wall = await get(fetcher(), `${base}/delayed`);
     assert.ok(wall.timing.totalMs >= 60, `wall clock: totalMs ${wall.timing.totalMs}`);
+  });
+
+  it('exposes Prometheus metrics: results, error codes, bytes, connections and the fetch-time histogram', async () => {
+    const f = fetcher();
+    const registry = new Registry();
+    const observer = registerFetcherMetrics(registry, f);
+    const ok = await get(f, `${base}/page`);
+    observer.observe(ok);
+    const failed = await get(f, 'http://unmapped.invalid/');
+    observer.observe(failed);
+    assert.ok(failed.error);
+    const text = await registry.metrics();
+    assert.match(text, /^meguri_fetcher_requests_total\{result="ok"\} 1$/m);
+    assert.match(text, /^meguri_fetcher_requests_total\{result="error"\} 1$/m);
+    assert.match(text, new RegExp(`^meguri_fetcher_errors_total\\{code="${failed.error.code}"\\} 1$`, 'm'));
+    assert.match(text, new RegExp(`^meguri_fetcher_bytes_total\\{kind="wire"\\} ${ok.bytes}$`, 'm'));
+    assert.match(text, /^meguri_fetcher_connections_total\{kind="new"\} 1$/m);
+    assert.match(text, /^meguri_fetcher_in_flight 0$/m);
+    assert.match(text, /^meguri_fetcher_fetch_seconds_count\{status="2xx"\} 1$/m);
+    assert.match(text, /^meguri_fetcher_fetch_seconds_count\{status="error"\} 1$/m);
   });
 
   it('sends the host name as Host, plus User-Agent, Accept and Accept-Encoding', async () => {
