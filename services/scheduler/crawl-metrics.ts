@@ -5,29 +5,21 @@
  * partition moves to another pod; only partitions this process owns now are reported, so a sum over
  * pods never counts a partition twice.
  */
-import client from 'prom-client';
+import type client from 'prom-client';
+import { partitionGauge } from './load-metrics.ts';
 import type { CrawlProgress, PartitionLoad } from './progress.ts';
 import type { PartitionStats } from './state.ts';
 
 type Snapshot = { readonly stats: PartitionStats; readonly load: PartitionLoad };
 
 export function registerCrawlMetrics(registry: client.Registry, progress: CrawlProgress, owned: ReadonlyMap<number, unknown>): void {
-  const registers = [registry];
-  const gauge = (name: string, help: string, value: (s: Snapshot) => number): void => {
-    new client.Gauge<'partition'>({
-      name,
-      help,
-      labelNames: ['partition'],
-      registers,
-      collect() {
-        this.reset();
-        for (const partition of owned.keys()) {
-          const snapshot = progress.partition(partition);
-          if (snapshot) this.set({ partition: String(partition) }, value(snapshot));
-        }
-      },
+  const gauge = (name: string, help: string, value: (s: Snapshot) => number): void =>
+    partitionGauge(registry, name, help, function* () {
+      for (const partition of owned.keys()) {
+        const snapshot = progress.partition(partition);
+        if (snapshot) yield [partition, value(snapshot)];
+      }
     });
-  };
   gauge('meguri_scheduler_urls_known', 'URLs the partition knows (queued, fetched or given up)', (s) => s.stats.urlsKnown);
   gauge('meguri_scheduler_urls_queued', 'URLs waiting in the partition\'s host queues (new and due revisits)', (s) => s.load.queued);
   gauge('meguri_scheduler_urls_waiting_on_parked_hosts', 'Queued URLs of hosts parked for a long while (robots.txt unreachable, repeated failures)', (s) => s.load.parked ?? 0);

@@ -50,6 +50,20 @@ export class HostLoadBoard {
   }
 }
 
+/** A gauge labelled by scheduler partition whose values are read at every scrape. */
+export function partitionGauge(registry: client.Registry, name: string, help: string, values: () => Iterable<[number, number]>): void {
+  new client.Gauge<'partition'>({
+    name,
+    help,
+    labelNames: ['partition'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [partition, v] of values()) this.set({ partition: String(partition) }, v);
+    },
+  });
+}
+
 /** Registers the load gauges; their values are read from the boards at every scrape. */
 export function registerHostLoadMetrics(registry: client.Registry, boards: ReadonlyMap<number, HostLoadBoard>): void {
   const registers = [registry];
@@ -78,18 +92,10 @@ export function registerHostLoadMetrics(registry: client.Registry, boards: Reado
   perHost('meguri_scheduler_host_feasibility_ratio', 'R_i = (1/L_i) / max e_ik; below S/C the host is overloaded', (r) => r.R);
   perHost('meguri_scheduler_host_overloaded', '1 when the host cannot bear its revisit schedule', (r) => (r.overloaded ? 1 : 0));
   perHost('meguri_scheduler_host_interval_stretch', 'Factor applied to the host\'s revisit intervals by the stretch remedy', (r) => r.stretch);
-  const perPartition = (name: string, help: string, value: (b: HostLoadBoard) => number): void => {
-    new client.Gauge<'partition'>({
-      name,
-      help,
-      labelNames: ['partition'],
-      registers,
-      collect() {
-        this.reset();
-        for (const [partition, board] of boards) this.set({ partition: String(partition) }, value(board));
-      },
+  const perPartition = (name: string, help: string, value: (b: HostLoadBoard) => number): void =>
+    partitionGauge(registry, name, help, function* () {
+      for (const [partition, board] of boards) yield [partition, value(board)];
     });
-  };
   perPartition('meguri_scheduler_revisit_load', 'Σ L_i over all hosts of the partition: revisit requests per second the schedule asks for', (b) => b.totalLoad);
   perPartition('meguri_scheduler_overloaded_hosts', 'Hosts of the partition whose revisit schedule is under an overload remedy', (b) => b.overloadedHosts);
 }
