@@ -299,9 +299,15 @@ function deploymentDoc(service: ServiceSpec): YamlMap {
   };
 }
 
-function statefulSetDoc(service: ServiceSpec, partitions: number): YamlMap {
+/** The starting size of a workload; more members than input partitions would sit idle. */
+function startingReplicas(service: ServiceSpec, partitions: number): number {
   const replicas = REPLICAS[service.name];
   if (replicas > partitions) throw new Error(`${service.name}: ${replicas} replicas but only ${partitions} partitions`);
+  return replicas;
+}
+
+function statefulSetDoc(service: ServiceSpec, partitions: number): YamlMap {
+  const replicas = startingReplicas(service, partitions);
   return {
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
@@ -342,8 +348,7 @@ function disruptionBudgetDoc(service: ServiceSpec): YamlMap {
  * change of size is a consumer-group rebalance.
  */
 function autoscalerDoc(service: ServiceSpec, partitions: number): YamlMap {
-  const min = REPLICAS[service.name];
-  if (min > partitions) throw new Error(`${service.name}: ${min} replicas but only ${partitions} partitions`);
+  const min = startingReplicas(service, partitions);
   return {
     apiVersion: 'autoscaling/v2',
     kind: 'HorizontalPodAutoscaler',
