@@ -10,13 +10,12 @@
  * each host sees between the end of one request and the start of the next. From the crawler's own
  * topics (read back after the run): where each host's cycle time goes.
  *
- *
  * `--time-scale S` (S < 1) runs crawler and web on one clock that moves S times as fast as wall time:
  * every clock second gets 1/S wall seconds of CPU, as if the machine were 1/S times faster. Where the
  * 2-core machine cannot carry hosts ÷ interval pages per wall second, this still measures whether
  * the policy keeps every host at its interval. Intervals, gaps and pages/s are then in clock time;
- * CPU figures stay in wall time. Fetch durations are measured in wall time, so the k × e rule and the
- * dynamic interval see downloads 1/S times slower than the clock: the dilated figure errs low.
+ * CPU figures stay in wall time. The fetcher reports download times in clock milliseconds too
+ * (`Clock.speed`), so the k × e rule and the dynamic interval read them on the same clock.
  *
  *   npm run bench:politeness -- [--hosts 5000] [--pages N] [--interval-ms 1000] [--window-s 25]
  *     [--warmup-s 5] [--ips 200] [--partitions 4] [--series 250,500,1000,2000,5000]
@@ -345,7 +344,7 @@ async function crawlerFigures(dataDir: string, scheduler: SchedulerOptionsInput,
     if (!out) continue;
     let list = byHost.get(req.host);
     if (!list) byHost.set(req.host, (list = []));
-    list.push({ issuedAt: req.issuedAt, start: out.o.fetchedAt - out.o.fetch.totalMs * timeScale, end: out.o.fetchedAt, ts: out.ts, intervalMs: 0, rule: '', o: out.o });
+    list.push({ issuedAt: req.issuedAt, start: out.o.fetchedAt - out.o.fetch.totalMs, end: out.o.fetchedAt, ts: out.ts, intervalMs: 0, rule: '', o: out.o });
   }
   const parts = { fetch: [] as number[], parse: [] as number[], toSchedule: [] as number[], interval: [] as number[], toFetcher: [] as number[], period: [] as number[] };
   const rules: Record<string, number> = {};
