@@ -3,7 +3,8 @@
  * (`--data`, which no running crawl may hold), plus the topic prefix.
  */
 import type { Command } from 'commander';
-import { createTransport } from '../runtime/index.ts';
+import { existsSync } from 'node:fs';
+import { createTransport, embeddedLogDir } from '../runtime/index.ts';
 import type { Transport } from '../runtime/index.ts';
 
 export interface LogLocation {
@@ -19,8 +20,15 @@ export function addLogLocation(cmd: Command): Command {
     .option('--topic-prefix <prefix>', 'topic prefix', '');
 }
 
-export async function openLog(at: LogLocation): Promise<Transport> {
+/**
+ * Opens the crawl's log. Commands that only read (`existing: true`) refuse a data directory without
+ * an embedded log instead of creating an empty one there.
+ */
+export async function openLog(at: LogLocation, opts: { existing?: boolean } = {}): Promise<Transport> {
   const brokers = at.kafka ? at.kafka.split(',').map((b) => b.trim()).filter(Boolean) : [];
+  if (brokers.length === 0 && opts.existing === true && !existsSync(embeddedLogDir(at.data))) {
+    throw new Error(`no embedded crawl in ${at.data} (is --data the crawl's data directory? or pass --kafka)`);
+  }
   try {
     return await createTransport({ transport: brokers.length > 0 ? 'kafka' : 'embedded', kafkaBrokers: brokers, dataDir: at.data });
   } catch (err) {

@@ -113,7 +113,7 @@ export async function replayCommand(logical: string, flags: ReplayFlags, out: (l
   const since = flags.since !== undefined ? parseTime(flags.since, '--since') : undefined;
   const until = flags.until !== undefined ? parseTime(flags.until, '--until') : undefined;
   if (since !== undefined && until !== undefined && until <= since) throw new Error('--until must be later than --since');
-  const transport = await openLog(flags);
+  const transport = await openLog(flags, { existing: true });
   try {
     const topic = `${flags.topicPrefix}${logical}`;
     const stretches = await stretchOf(transport, topic, since, until);

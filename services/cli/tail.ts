@@ -39,7 +39,7 @@ async function readOne(transport: Transport, p: Pointer): Promise<unknown> {
 
 /** Prints records until the topic is read (or, with follow, until the signal); returns the count. */
 export async function tailCommand(logical: string, flags: TailFlags, out: (line: string) => void, signal?: AbortSignal): Promise<number> {
-  const transport = await openLog(flags);
+  const transport = await openLog(flags, { existing: true });
   try {
     const topic = `${flags.topicPrefix}${logical}`;
     const described = await transport.describeTopic(topic);

@@ -5,7 +5,7 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tempDir, removeDir, openTransport } from '../support/transports.ts';
@@ -144,6 +144,15 @@ describe('meguri CLI', { timeout: 300_000 }, () => {
     assert.equal(withJunk.status, 1);
     assert.match(withJunk.stderr, /not JSON/);
     assert.equal(lines(withJunk).length, parsed.length);
+
+    // A data directory without a crawl is an error, and stays without one.
+    const nowhere = join(dir, 'no-crawl-here');
+    for (const cmd of ['replay', 'tail']) {
+      const r = meguri([cmd, 'changes', '--data', nowhere]);
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, /no embedded crawl in/);
+    }
+    assert.equal(existsSync(nowhere), false, 'nothing created where no crawl was');
 
     const wrongTopic = meguri(['replay', 'changes', '--data', data, '--into', 'parse']);
     assert.notEqual(wrongTopic.status, 0);
