@@ -7,12 +7,14 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { robotsCheckCommand } from '../../services/scheduler/robots/cli.ts';
 import {
+  MAX_LINE_BYTES,
   canonicalize,
   crawlDelay,
   explain,
   forAgent,
   fromJSON,
   isAllowed,
+  isValidProductToken,
   parse,
   pathAndQuery,
   productToken,
@@ -20,6 +22,7 @@ import {
   toJSON,
 } from '../../services/scheduler/robots/index.ts';
 import type { RobotsFetchResult, RobotsRules } from '../../services/scheduler/robots/index.ts';
+import { GOOGLE_CASES } from '../fixtures/robots/google-cases.ts';
 
 const UA = 'meguri/0.1 (+https://example.org/bot)';
 
@@ -112,7 +115,7 @@ describe('precedence: longest match wins, allow wins a tie (RFC 9309 §2.2.2)', 
     { name: 'order in the file does not matter', robots: star('Disallow: /a/b', 'Allow: /a'), url: '/a/b/c', allowed: false, line: 2 },
     { name: 'longer allow inside a disallowed folder', robots: star('Disallow: /private/', 'Allow: /private/public/'), url: '/private/public/x', allowed: true, line: 3 },
     // "/é" is 2 characters but 7 octets once encoded (/%C3%A9): it outranks the 6-octet "/*abcd".
-    { name: 'length counts octets of the normalised pattern', robots: star('Allow: /é', 'Disallow: /*abcd'), url: '/éabcd', allowed: true, line: 2 },
+    { name: 'length counts octets of the normalised pattern', robots: star('Allow: /é', 'Disallow: /*abcd'), url: '/%C3%A9abcd', allowed: true, line: 2 },
     { name: 'same directive and length: first in file is reported', robots: star('Disallow: /a*', 'Disallow: /*a'), url: '/abc', allowed: false, line: 2 },
   ]);
 });
@@ -173,7 +176,10 @@ describe('user-agent groups (RFC 9309 §2.2.1, Google)', () => {
     { name: 'fallback to * when no group names the agent', robots: 'User-agent: otherbot\nDisallow: /a\n\nUser-agent: *\nDisallow: /b\n', url: '/b', allowed: false, group: '*' },
     { name: 'no matching group and no *: everything allowed', robots: 'User-agent: otherbot\nDisallow: /\n', url: '/a', allowed: true, line: null },
     { name: 'token match is exact: meguri-news does not use the meguri group', robots: 'User-agent: meguri\nDisallow: /a\nUser-agent: *\nDisallow: /b\n', agent: 'meguri-news/1.0', url: '/a', allowed: true },
-    { name: 'digits are part of a token', robots: 'User-agent: meguri2\nDisallow: /a\n', url: '/a', allowed: true },
+    { name: 'a group line is read up to its first non-letter: meguri2 names meguri (Google)', robots: 'User-agent: meguri2\nDisallow: /a\n', url: '/a', allowed: false },
+    { name: 'a group line starting with a digit names nobody', robots: 'User-agent: 360Spider\nDisallow: /a\n', url: '/a', allowed: true },
+    { name: 'an agent with two words is no product token: only * applies', robots: 'User-agent: meguri\nDisallow: /a\nUser-agent: *\nDisallow: /b\n', agent: 'meguri bot', url: '/b', allowed: false, group: '*' },
+    { name: 'an agent with a comment after its token keeps the token', robots: 'User-agent: meguri\nDisallow: /a\n', agent: 'meguri (+https://example.org/bot)', url: '/a', allowed: false, group: 'meguri' },
     { name: '"* trailing text" is still the global group (Google)', robots: 'User-agent: * everyone\nDisallow: /a\n', url: '/a', allowed: false },
     { name: 'user-agent: *bot is not the global group', robots: 'User-agent: *bot\nDisallow: /a\n', url: '/a', allowed: true },
     { name: 'a user-agent line after rules starts a new group', robots: 'User-agent: meguri\nDisallow: /a\nUser-agent: other\nDisallow: /b\n', url: '/b', allowed: true },
@@ -223,10 +229,17 @@ describe('percent-encoding equivalence (RFC 9309 §2.2.2 and §2.2.3)', () => {
     { name: 'RFC: plain query data matches its encoded form', robots: star('Disallow: /foo/bar?baz=https://foo.bar'), url: '/foo/bar?baz=https%3A%2F%2Ffoo.bar', allowed: false },
     { name: 'RFC: encoded query data matches its plain form', robots: star('Disallow: /foo/bar?baz=https%3A%2F%2Ffoo.bar'), url: '/foo/bar?baz=https://foo.bar', allowed: false },
     { name: 'RFC: non-ASCII rule matches its UTF-8 encoding', robots: star('Disallow: /foo/bar/ツ'), url: '/foo/bar/%E3%83%84', allowed: false },
-    { name: 'RFC: encoded rule matches a non-ASCII URL', robots: star('Disallow: /foo/bar/%E3%83%84'), url: '/foo/bar/ツ', allowed: false },
-    { name: 'RFC: encoded unreserved octets are decoded', robots: star('Disallow: /foo/bar/%62%61%7A'), url: '/foo/bar/baz', allowed: false },
-    { name: 'unreserved octets decoded in the URL too', robots: star('Disallow: /~user/'), url: '/%7Euser/notes', allowed: false },
-    { name: 'hex case is normalised', robots: star('Disallow: /%C3%A9'), url: '/%c3%a9', allowed: false },
+    { name: 'encoded rule matches the same encoded URL', robots: star('Disallow: /foo/bar/%E3%83%84'), url: '/foo/bar/%E3%83%84', allowed: false },
+    { name: 'a URL is taken as sent: raw non-ASCII matches no encoded rule (Google)', robots: star('Disallow: /foo/bar/%E3%83%84'), url: '/foo/bar/ツ', allowed: true },
+    { name: 'a raw non-ASCII URL still matches a shorter ASCII prefix', robots: star('Disallow: /foo/'), url: '/foo/ツ', allowed: false },
+    { name: 'encoded unreserved octets are not decoded in a rule (Google)', robots: star('Disallow: /foo/bar/%62%61%7A'), url: '/foo/bar/baz', allowed: true },
+    { name: 'encoded unreserved octets in a rule match the same octets', robots: star('Disallow: /foo/bar/%62%61%7A'), url: '/foo/bar/%62%61%7a', allowed: false },
+    { name: 'encoded unreserved octets are not decoded in the URL', robots: star('Disallow: /~user/'), url: '/%7Euser/notes', allowed: true },
+    { name: 'hex case is normalised (URL lower, rule upper)', robots: star('Disallow: /%C3%A9'), url: '/%c3%a9', allowed: false },
+    { name: 'hex case is normalised (rule lower, URL upper)', robots: star('Disallow: /%c3%a9'), url: '/%C3%A9', allowed: false },
+    { name: 'a raw UTF-8 rule matches the encoded URL', robots: star('Disallow: /é'), url: '/%C3%A9', allowed: false },
+    { name: 'a raw UTF-8 rule matches a lower-case encoded URL', robots: star('Disallow: /é'), url: '/%c3%a9/x', allowed: false },
+    { name: 'reserved escapes stay encoded: %2F in a rule is no slash', robots: star('Disallow: /a%2Fb'), url: '/a/b', allowed: true },
     { name: 'encoded slash in a path is not a slash', robots: star('Disallow: /a/b'), url: '/a%2Fb', allowed: true },
     { name: 'encoded slash matches encoded slash', robots: star('Disallow: /a%2Fb'), url: '/a%2fb', allowed: false },
     { name: 'RFC: %2A in a rule is a literal *', robots: star('Disallow: /path/file-with-a-%2A.html'), url: '/path/file-with-a-*.html', allowed: false },
@@ -235,10 +248,137 @@ describe('percent-encoding equivalence (RFC 9309 §2.2.2 and §2.2.3)', () => {
     { name: 'space in a rule matches %20', robots: star('Disallow: /a b'), url: '/a%20b', allowed: false },
     { name: 'non-ASCII path in an absolute URL', robots: star('Disallow: /café'), url: 'https://example.com/caf%C3%A9/menu', allowed: false },
     { name: 'astral-plane characters are UTF-8 encoded', robots: star('Disallow: /😀'), url: '/%F0%9F%98%80', allowed: false },
-    { name: 'encoded unreserved in the query', robots: star('Disallow: /s?q=A'), url: '/s?q=%41', allowed: false },
+    { name: 'encoded unreserved in the query is not decoded', robots: star('Disallow: /s?q=A'), url: '/s?q=%41', allowed: true },
     { name: 'encoded & in the query is not a separator', robots: star('Disallow: /s?a=1&b'), url: '/s?a=1%26b', allowed: true },
     { name: 'encoded ? in the path does not start a query', robots: star('Disallow: /a?b'), url: '/a%3Fb', allowed: true },
   ]);
+});
+
+describe('an allowed index page allows its directory (Google)', () => {
+  runMatchCases([
+    { name: 'Allow /d/index.html allows /d/', robots: star('Allow: /d/index.html', 'Disallow: /'), url: '/d/', allowed: true, line: 2 },
+    { name: 'Allow /d/index.htm allows /d/', robots: star('Allow: /d/index.htm', 'Disallow: /'), url: '/d/', allowed: true, line: 2 },
+    { name: 'Allow /d/index.html$ allows /d/', robots: star('Allow: /d/index.html$', 'Disallow: /'), url: '/d/', allowed: true },
+    { name: 'only the directory itself, not what is below it', robots: star('Allow: /d/index.html', 'Disallow: /'), url: '/d/other', allowed: false },
+    { name: 'not the directory with a query', robots: star('Allow: /d/index.html', 'Disallow: /'), url: '/d/?x=1', allowed: false },
+    { name: 'not index.htm when index.html is allowed', robots: star('Allow: /d/index.html', 'Disallow: /'), url: '/d/index.htm', allowed: false },
+    { name: 'the root index page allows /', robots: star('Allow: /index.html', 'Disallow: /'), url: '/', allowed: true },
+    { name: 'a wildcard directory', robots: star('Allow: /*/index.html', 'Disallow: /'), url: '/any/', allowed: true },
+    { name: 'only the last segment counts', robots: star('Allow: /index.html/d', 'Disallow: /'), url: '/', allowed: false },
+    { name: 'other names are not index pages', robots: star('Allow: /d/default.html', 'Disallow: /'), url: '/d/', allowed: false },
+    { name: 'a disallowed index page does not disallow its directory', robots: star('Disallow: /d/index.html'), url: '/d/', allowed: true, line: null },
+    // The directory rule ranks as `/d/$` (4 octets): it beats `/d/` (3), ties `/d/$` (allow wins),
+    // and loses to anything longer.
+    { name: 'directory rule beats a shorter disallow', robots: star('Allow: /d/index.html', 'Disallow: /d/'), url: '/d/', allowed: true },
+    { name: 'directory rule ties /d/$: allow wins', robots: star('Allow: /d/index.html', 'Disallow: /d/$'), url: '/d/', allowed: true },
+    { name: 'directory rule loses to a longer disallow', robots: star('Allow: /d/index.html', 'Disallow: /d/*$'), url: '/d/', allowed: false, line: 3 },
+  ]);
+  test('explain names the index rule as written', () => {
+    assert.deepEqual(explain(parse(star('Allow: /d/index.html', 'Disallow: /')), UA, ['/d/']), [
+      { url: '/d/', allowed: true, rule: 'Allow: /d/index.html (line 2)' },
+    ]);
+  });
+});
+
+describe('over-long lines are cut at 16,663 bytes (Google)', () => {
+  const rule = (path: string): string => `Disallow: ${path}`;
+  const fill = (prefix: string, bytes: number): string => prefix + 'a'.repeat(bytes - prefix.length);
+  test('the figure', () => assert.equal(MAX_LINE_BYTES, 2083 * 8 - 1));
+  test('a line of exactly the limit is kept whole', () => {
+    const path = fill('/x/', MAX_LINE_BYTES - 'Disallow: '.length);
+    const rules = parse(star(rule(path)));
+    assert.equal(rules.groups[0]?.rules[0]?.pattern, path);
+    assert.equal(isAllowed(rules, path, UA).allowed, false);
+  });
+  test('one byte more is cut off, and the cut rule is the rule', () => {
+    const path = fill('/x/', MAX_LINE_BYTES - 'Disallow: '.length) + 'b';
+    const rules = parse(star(rule(path)));
+    assert.equal(rules.groups[0]?.rules[0]?.pattern, path.slice(0, -1));
+    assert.equal(isAllowed(rules, path.slice(0, -1) + 'c', UA).allowed, false);
+  });
+  test('the limit counts UTF-8 bytes and never splits a character', () => {
+    // 2 bytes short of the limit, then a 3-byte character: it does not fit and is dropped whole.
+    const path = fill('/x/', MAX_LINE_BYTES - 'Disallow: '.length - 2) + 'ツ';
+    const got = parse(star(rule(path))).groups[0]?.rules[0]?.pattern;
+    assert.equal(got, path.slice(0, -1));
+    const astral = fill('/x/', MAX_LINE_BYTES - 'Disallow: '.length - 3) + '😀';
+    assert.equal(parse(star(rule(astral))).groups[0]?.rules[0]?.pattern, astral.slice(0, -2));
+  });
+  test('a comment past the cut does not matter, and the next line is read', () => {
+    const path = fill('/x/', MAX_LINE_BYTES);
+    const rules = parse(star(`${rule(path)}# ${'c'.repeat(100)}`, 'Disallow: /next'));
+    assert.equal(rules.groups[0]?.rules.length, 2);
+    assert.equal(rules.groups[0]?.rules[1]?.line, 3);
+    assert.equal(isAllowed(rules, '/next', UA).allowed, false);
+  });
+});
+
+describe("Google's robots.txt verdicts (google/robotstxt unit tests)", () => {
+  test('all 141 verdicts are here', () => assert.equal(GOOGLE_CASES.length, 141));
+  for (const [i, c] of GOOGLE_CASES.entries()) {
+    const url = c.url.length > 60 ? `${c.url.slice(0, 40)}…(${c.url.length} chars)` : c.url;
+    test(`#${i + 1} ${c.topic}: ${JSON.stringify(c.agent)} ${url === '' ? '(empty URL)' : url} → ${c.allowed ? 'allowed' : 'blocked'}`, () => {
+      assert.equal(isAllowed(parse(c.robots), c.url, c.agent).allowed, c.allowed);
+    });
+  }
+  test('robots check gives the same 141 verdicts', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'robots-google-'));
+    try {
+      let passed = 0;
+      const failed: string[] = [];
+      for (const [i, c] of GOOGLE_CASES.entries()) {
+        const file = join(dir, `${i}.txt`);
+        writeFileSync(file, c.robots);
+        const out: string[] = [];
+        const code = robotsCheckCommand({ robotsFile: file, agent: c.agent, json: true, urls: [c.url] }, (l) => out.push(l), () => {});
+        const [verdict] = JSON.parse(out.join('')) as { allowed: boolean }[];
+        if (code === (c.allowed ? 0 : 1) && verdict?.allowed === c.allowed) passed++;
+        else failed.push(`#${i + 1} ${c.topic}`);
+      }
+      assert.deepEqual(failed, []);
+      assert.equal(passed, 141);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  test('valid product tokens to obey', () => {
+    for (const name of ['Foobot', 'Foobot-Bar', 'Foo_Bar']) assert.equal(isValidProductToken(name), true, name);
+    for (const name of ['', 'ツ', 'Foobot*', ' Foobot ', 'Foobot/2.1', 'Foobot Bar']) assert.equal(isValidProductToken(name), false, name);
+  });
+  test('line numbers with LF, CRLF, CR, mixed endings and no final newline', () => {
+    const body = ['User-Agent: foo', 'Allow: /some/path', 'User-Agent: bar', '', '', 'Disallow: /'];
+    const variants = {
+      unix: body.join('\n') + '\n',
+      dos: body.join('\r\n') + '\r\n',
+      mac: body.join('\r') + '\r',
+      noFinalNewline: body.join('\n'),
+      mixed: 'User-Agent: foo\nAllow: /some/path\r\nUser-Agent: bar\n\r\n\nDisallow: /',
+    };
+    for (const [name, text] of Object.entries(variants)) {
+      const rules = parse(text);
+      const found = rules.groups.map((g) => [g.agents, g.line, g.rules.map((r) => r.line)]);
+      assert.deepEqual(found, [[['foo'], 1, [2]], [['bar'], 3, [6]]], name);
+    }
+  });
+  test('a byte order mark, whole or partial, is skipped only at the start', () => {
+    const rest = new TextEncoder().encode('User-Agent: foo\nAllow: /AnyValue\n');
+    const body = (...prefix: number[]): Uint8Array => new Uint8Array([...prefix, ...rest]);
+    for (const bom of [[0xef, 0xbb, 0xbf], [0xef, 0xbb], [0xef]]) {
+      const rules = parse(body(...bom));
+      assert.deepEqual(rules.groups.map((g) => [g.agents, g.rules.length]), [[['foo'], 1]], bom.join(' '));
+    }
+    // A broken mark leaves garbage in front of the first key: that line is not a user-agent line.
+    assert.deepEqual(parse(body(0xef, 0x11, 0xbf)).groups, []);
+    // A mark in the middle of the file spoils the line it starts.
+    const middle = new Uint8Array([...new TextEncoder().encode('User-Agent: foo\n'), 0xef, 0xbb, 0xbf, ...new TextEncoder().encode('Allow: /AnyValue\n')]);
+    assert.deepEqual(parse(middle).groups.map((g) => [g.agents, g.rules.length]), [[['foo'], 0]]);
+  });
+  test('a sitemap line is read anywhere in the file', () => {
+    const loc = 'http://foo.bar/sitemap.xml';
+    const groups = 'User-Agent: foo\nAllow: /some/path\nUser-Agent: bar\n\n\n';
+    assert.deepEqual(parse(`${groups}Sitemap: ${loc}\n`).sitemaps, [loc]);
+    assert.deepEqual(parse(`Sitemap: ${loc}\n${groups}`).sitemaps, [loc]);
+  });
 });
 
 describe('/robots.txt is always allowed (RFC 9309 §2.2.2)', () => {
@@ -298,8 +438,15 @@ describe('parse results', () => {
     const cases: [string, string][] = [
       ['meguri/0.1 (+https://example.org/bot)', 'meguri'],
       ['Meguri', 'meguri'],
-      ['meguri bot', 'meguri'],
       ['  meguri-news/2', 'meguri-news'],
+      ['meguri (+https://example.org/bot)', 'meguri'],
+      ['Mozilla/5.0 (compatible; meguri/0.1)', 'mozilla'],
+      // No product token: only the * group applies to these.
+      ['meguri bot', ''],
+      ['meguri*', ''],
+      ['360Spider/1.0', ''],
+      ['ツ', ''],
+      ['', ''],
       ['/x', ''],
     ];
     for (const [ua, want] of cases) assert.equal(productToken(ua), want, ua);
@@ -312,8 +459,25 @@ describe('parse results', () => {
       ['https://example.com:8443/a/b?c=d#e', '/a/b?c=d'],
       ['//example.com/a', '/a'],
       ['/a?b#c', '/a?b'],
-      ['a/b', '/a/b'],
       ['', '/'],
+      // Without a scheme, the text before the first / ? or ; is the authority (as Google reads it).
+      ['https://www.example.com/', '/'],
+      ['http://www.example.com/a/', '/a/'],
+      ['http://www.example.com/a/b?c=http://d.e/', '/a/b?c=http://d.e/'],
+      ['http://www.example.com/a/b?c=d&e=f#fragment', '/a/b?c=d&e=f'],
+      ['example.com', '/'],
+      ['example.com/', '/'],
+      ['example.com/a/', '/a/'],
+      ['example.com/a/b?c=d&e=f#fragment', '/a/b?c=d&e=f'],
+      ['a', '/'],
+      ['a/', '/'],
+      ['a/b', '/b'],
+      ['example.com?a', '/?a'],
+      ['example.com/a;b#c', '/a;b'],
+      ['//a/b/c', '/b/c'],
+      ['example.com#x/y', '/'],
+      ['/a?u=http://b/c', '/a?u=http://b/c'],
+      ['a?u=http://b/c', '/?u=http://b/c'],
     ];
     for (const [url, want] of cases) assert.equal(pathAndQuery(url), want, url);
   });
@@ -321,17 +485,26 @@ describe('parse results', () => {
   test('canonical form', () => {
     const cases: [string, string][] = [
       ['/plain/path?q=1', '/plain/path?q=1'],
-      ['/%7e%41%2d%2e%5f', '/~A-._'],
+      ['/%7e%41%2d%2e%5f', '/%7E%41%2D%2E%5F'],
       ['/a%2fb', '/a%2Fb'],
-      ['/ツ', '/%E3%83%84'],
+      ['/ツ', '/ツ'],
       ['/a*b$', '/a%2Ab%24'],
       ['/100%', '/100%25'],
       ['/a b"<>', '/a%20b%22%3C%3E'],
       ['/p%3A?u=http%3A%2F%2Fx%40y', '/p%3A?u=http://x@y'],
-      ['/\uD800x', '/%EF%BF%BDx'],
     ];
     for (const [input, want] of cases) assert.equal(canonicalize(input, false), want, input);
-    assert.equal(canonicalize('/a*b', true), '/a*b', 'a bare * in a pattern stays the wildcard');
+    const patterns: [string, string][] = [
+      ['/a*b', '/a*b'],
+      ['http://www.example.com', 'http://www.example.com'],
+      ['/a/b/c', '/a/b/c'],
+      ['á', '%C3%A1'],
+      ['%aa', '%AA'],
+      ['/ツ', '/%E3%83%84'],
+      ['/SanJoséSellers', '/SanJos%C3%A9Sellers'],
+      ['/\uD800x', '/%EF%BF%BDx'],
+    ];
+    for (const [input, want] of patterns) assert.equal(canonicalize(input, true), want, `pattern ${input}`);
   });
 });
 
@@ -548,10 +721,27 @@ describe('explain and the robots check command', () => {
       { url: '/private/ok', allowed: true, rule: 'Allow: /private/ok (line 2)' },
     ]);
   });
-  test('unreadable file, empty agent or no URLs: exit 2', () => {
+  test('unreadable file or no URLs: exit 2', () => {
     assert.equal(run({ urls: ['/'], robotsFile: join(dir, 'missing.txt') }).code, 2);
-    assert.equal(run({ urls: ['/'], agent: ' ' }).code, 2);
     assert.equal(run({ urls: [] }).code, 2);
+  });
+  test('an agent without a product token is checked against the * group, with a note on err', () => {
+    const agentFile = join(dir, 'agents.txt');
+    writeFileSync(agentFile, 'User-agent: *\nDisallow: /\nUser-agent: Foo Bar\nAllow: /x/\nDisallow: /\n');
+    for (const agent of ['Foo Bar', '', ' ']) {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = robotsCheckCommand({ robotsFile: agentFile, agent, json: true, urls: ['/x/y'] }, (l) => out.push(l), (l) => err.push(l));
+      assert.equal(code, 1, `agent ${JSON.stringify(agent)}`);
+      assert.deepEqual(JSON.parse(out.join('')), [{ url: '/x/y', allowed: false, rule: 'Disallow: / (line 2)' }]);
+      assert.equal(err.length, 1);
+      assert.match(err[0] ?? '', /names no product token/);
+    }
+    const out: string[] = [];
+    const err: string[] = [];
+    assert.equal(robotsCheckCommand({ robotsFile: agentFile, agent: 'Foo', urls: ['/x/y'] }, (l) => out.push(l), (l) => err.push(l)), 0);
+    assert.deepEqual(out, ['ALLOWED  /x/y  Allow: /x/ (line 4)']);
+    assert.deepEqual(err, []);
     rmSync(dir, { recursive: true, force: true });
   });
 });

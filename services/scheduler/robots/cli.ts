@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { explain } from './explain.ts';
-import { parse } from './parse.ts';
+import { parse, productToken } from './parse.ts';
 
 export interface RobotsCheckOptions {
   robotsFile: string;
@@ -18,26 +18,28 @@ export interface RobotsCheckOptions {
  * least one is blocked, 2 on a usage or read error (reported through `err`, default `out`).
  * Text lines are `ALLOWED  <url>  <rule>` / `BLOCKED  <url>  <rule>`; `--json` prints one array of
  * `{ url, allowed, rule }` in input order.
+ *
+ * An agent that names no product token (empty, `Foo Bar`, `360Spider`) is checked as the crawler
+ * it would be: one that only the `*` group applies to. A note saying so goes to `err` when it is a
+ * separate channel, so the verdicts on `out` stay machine-readable.
  */
-export function robotsCheckCommand(
-  opts: RobotsCheckOptions,
-  out: (line: string) => void,
-  err: (line: string) => void = out,
-): number {
+export function robotsCheckCommand(opts: RobotsCheckOptions, out: (line: string) => void, err?: (line: string) => void): number {
+  const fail = err ?? out;
   if (opts.urls.length === 0) {
-    err('robots check: give at least one URL or path to check');
-    return 2;
-  }
-  if (opts.agent.trim() === '') {
-    err('robots check: --agent must not be empty');
+    fail('robots check: give at least one URL or path to check');
     return 2;
   }
   let body: Uint8Array;
   try {
     body = readFileSync(opts.robotsFile);
   } catch (e) {
-    err(`robots check: cannot read ${opts.robotsFile}: ${e instanceof Error ? e.message : String(e)}`);
+    fail(`robots check: cannot read ${opts.robotsFile}: ${e instanceof Error ? e.message : String(e)}`);
     return 2;
+  }
+  if (opts.agent.trim() !== '*' && productToken(opts.agent) === '') {
+    err?.(
+      `robots check: note: agent ${JSON.stringify(opts.agent)} names no product token (letters, '-', '_', then '/version' or a comment); only the '*' group applies`,
+    );
   }
   const entries = explain(parse(body), opts.agent, opts.urls);
   if (opts.json === true) {

@@ -1,12 +1,15 @@
 /**
- * Percent-encoding normalisation shared by patterns and URLs, so both sides of a comparison are in
- * one canonical octet form (RFC 9309 §2.2.2, Google's documented behaviour):
+ * Percent-encoding normalisation of rule patterns and URL paths, so both sides of a comparison are
+ * in one octet form. It follows what Google's matcher does, and RFC 9309 §2.2.2–2.2.3 where Google's
+ * tests say nothing:
  *
- * - non-ASCII characters become percent-encoded UTF-8 (`/ツ` → `/%E3%83%84`);
- * - `%xx` hex digits are upper-cased (`%c3%a9` → `%C3%A9`);
- * - percent-encoded unreserved characters (ALPHA DIGIT `-._~`) are decoded (`%7Euser` → `~user`);
- * - other percent-encoded reserved characters stay encoded: `/a%2Fb` is a different resource from
- *   `/a/b` (RFC 3986 §2.2), so neither matches a rule written for the other;
+ * - non-ASCII characters in a pattern become percent-encoded UTF-8 (`/ツ` → `/%E3%83%84`). A URL is
+ *   taken as already encoded, as a crawler sends it: its non-ASCII characters are kept, so a raw
+ *   `/ツ` in a URL matches no encoded rule (Google's tests pin that down);
+ * - `%xx` hex digits are upper-cased on both sides (`%c3%a9` → `%C3%A9`, RFC 3986 §6.2.2.1);
+ * - percent-encoded octets are otherwise not decoded: `%62%61%7A` is not `baz`, and `/a%2Fb` is
+ *   another resource than `/a/b`. (RFC 9309's example table would decode unreserved octets; Google's
+ *   tests assert the opposite, and Google's reading is the one sites are checked against.)
  * - in the query (after the first literal `?`) the gen-delims that RFC 3986 lets a query carry as
  *   plain data, `:` `/` `?` `@`, compare equal to their encoded form, as in RFC 9309 §2.2.2's
  *   example where `/foo/bar?baz=https://foo.bar` and `…?baz=https%3A%2F%2Ffoo.bar` are one path.
@@ -17,7 +20,7 @@
  * - ASCII characters that may not appear unencoded in a URI (controls, space, `"`, `<`, `>`, `\`,
  *   `^`, backtick, `{`, `|`, `}`) and a `%` not followed by two hex digits are encoded.
  *
- * The result is ASCII, so string length equals octet length: that is what rule precedence counts.
+ * A canonical pattern is ASCII, so its string length is its octet length: what precedence counts.
  */
 
 const KEEP = 0;
@@ -35,9 +38,6 @@ CLASS[0x2a] = STAR;
 CLASS[0x24] = DOLLAR;
 CLASS[0x3f] = QUESTION;
 
-const UNRESERVED = new Uint8Array(128);
-for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~') UNRESERVED[c.charCodeAt(0)] = 1;
-
 /** Reserved octets that compare equal to their encoded form inside the query. */
 const QUERY_DATA = new Uint8Array(128);
 for (const c of ':/?@') QUERY_DATA[c.charCodeAt(0)] = 1;
@@ -45,7 +45,8 @@ for (const c of ':/?@') QUERY_DATA[c.charCodeAt(0)] = 1;
 const HEX = '0123456789ABCDEF';
 
 /** Strings made only of KEEP characters and `?` (plus the `*` wildcard in patterns) are canonical. */
-const CANONICAL_PATH = /^[A-Za-z0-9\-._~:/[\]@!&'()+,;=?]*$/;
+// (A URL's non-ASCII characters are kept as they are.)
+const CANONICAL_PATH = /^[A-Za-z0-9\-._~:/[\]@!&'()+,;=?\u0080-\uffff]*$/;
 const CANONICAL_PATTERN = /^[A-Za-z0-9\-._~:/[\]@!&'()+,;=?*]*$/;
 
 function hexValue(c: number): number {
@@ -82,6 +83,10 @@ export function canonicalize(input: string, pattern: boolean): string {
   for (let i = 0; i < n; i++) {
     const c = input.charCodeAt(i);
     if (c >= 128) {
+      if (!pattern) {
+        out += input[i];
+        continue;
+      }
       let cp = c;
       if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
         const lo = input.charCodeAt(i + 1);
@@ -117,7 +122,7 @@ export function canonicalize(input: string, pattern: boolean): string {
           break;
         }
         const byte = (h << 4) | l;
-        if (byte < 128 && (UNRESERVED[byte] === 1 || (inQuery && QUERY_DATA[byte] === 1))) {
+        if (inQuery && byte < 128 && QUERY_DATA[byte] === 1) {
           out += String.fromCharCode(byte);
         } else {
           out += pct(byte);
@@ -132,40 +137,40 @@ export function canonicalize(input: string, pattern: boolean): string {
   return out;
 }
 
-function isSchemeChar(c: number, first: boolean): boolean {
-  if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) return true;
-  if (first) return false;
-  return (c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46;
-}
-
-function endOfAuthority(url: string, from: number): number {
+/** Index of the first `/`, `?` or `;` at or after `from`, or -1. */
+function pathStartAt(url: string, from: number): number {
   for (let i = from; i < url.length; i++) {
     const c = url.charCodeAt(i);
-    if (c === 47 || c === 63 || c === 35) return i;
+    if (c === 47 || c === 63 || c === 59) return i;
   }
-  return url.length;
+  return -1;
 }
 
 /**
- * The path and query of an absolute URL (`https://h/p?q#f` → `/p?q`), of a scheme-relative one
- * (`//h/p`), or of a path given directly (`/p?q`). The fragment is dropped; the result always
- * starts with `/`. Hand-written because `new URL()` would dominate the cost of a match.
+ * The path, params and query of a URL with the fragment dropped, always starting with `/`, read the
+ * way Google's matcher reads it: `https://h/p?q#f` → `/p?q`, `//h/p` → `/p`, `/p` → `/p`, and
+ * without a scheme the text before the first `/`, `?` or `;` is the authority (`example.com/a` →
+ * `/a`, `example.com?a` → `/?a`, `a` → `/`). A `://` after the path has begun is no scheme
+ * separator (`/a?u=http://b`). Hand-written because `new URL()` would dominate the cost of a match.
  */
 export function pathAndQuery(url: string): string {
-  let start = 0;
+  let from = 0;
   if (url.charCodeAt(0) === 47) {
-    if (url.charCodeAt(1) === 47) start = endOfAuthority(url, 2);
-  } else {
-    const sep = url.indexOf('://');
-    if (sep > 0) {
-      let scheme = true;
-      for (let i = 0; i < sep && scheme; i++) scheme = isSchemeChar(url.charCodeAt(i), i === 0);
-      if (scheme) start = endOfAuthority(url, sep + 3);
+    if (url.charCodeAt(1) !== 47) {
+      // A path given directly: the common case.
+      const hash = url.indexOf('#');
+      return hash < 0 ? url : url.slice(0, hash);
     }
+    from = 2;
   }
-  let end = url.indexOf('#', start);
+  const early = pathStartAt(url, from);
+  const scheme = url.indexOf('://', from);
+  const authority = scheme >= 0 && (early < 0 || scheme < early) ? scheme + 3 : from;
+  const start = pathStartAt(url, authority);
+  if (start < 0) return '/';
+  let end = url.indexOf('#', from);
+  if (end >= 0 && end < start) return '/';
   if (end < 0) end = url.length;
-  if (start >= end) return '/';
-  if (url.charCodeAt(start) !== 47) return '/' + url.slice(start, end);
-  return start === 0 && end === url.length ? url : url.slice(start, end);
+  const path = url.slice(start, end);
+  return url.charCodeAt(start) === 47 ? path : '/' + path;
 }

@@ -1,6 +1,6 @@
 /** robots.txt engine: parsing, matching, fetch-status policy and storage. Pure logic, no I/O. */
 export type { Directive, MatchResult, MatchedRule, RobotsGroup, RobotsOrigin, RobotsRule, RobotsRules } from './types.ts';
-export { DEFAULT_MAX_BYTES, groupToken, parse, productToken } from './parse.ts';
+export { DEFAULT_MAX_BYTES, MAX_LINE_BYTES, groupToken, isValidProductToken, parse, productToken } from './parse.ts';
 export type { ParseOptions } from './parse.ts';
 export { canonicalize, pathAndQuery } from './encoding.ts';
 export { crawlDelay, forAgent, isAllowed } from './match.ts';

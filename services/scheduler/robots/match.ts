@@ -13,6 +13,8 @@ import { productToken } from './parse.ts';
 import type { MatchResult, MatchedRule, RobotsGroup, RobotsRules } from './types.ts';
 
 interface CompiledRule {
+  /** The normalised pattern without its `$` anchor. */
+  readonly canonical: string;
   /** Literal prefix up to the first `*` (the whole pattern when there is none). */
   readonly head: string;
   /** Non-empty literal pieces between `*`s. */
@@ -35,7 +37,7 @@ export interface AgentMatcher {
   readonly group: string | null;
   /** Largest `crawl-delay` (seconds) among the selected groups. */
   readonly crawlDelay: number | undefined;
-  /** Number of effective rules after merging. */
+  /** Number of effective rules after merging (with the directory rules of allowed index pages). */
   readonly ruleCount: number;
   isAllowed(urlOrPath: string): MatchResult;
 }
@@ -44,13 +46,36 @@ const ALLOWED_NO_RULE: MatchResult = Object.freeze({ allowed: true, rule: null }
 
 function compileRule(directive: 'allow' | 'disallow', pattern: string, line: number, group: string): CompiledRule {
   const anchored = pattern.endsWith('$');
-  const canonical = canonicalize(anchored ? pattern.slice(0, -1) : pattern, true);
+  return compileCanonical(directive, canonicalize(anchored ? pattern.slice(0, -1) : pattern, true), anchored, pattern, line, group);
+}
+
+/**
+ * Google reads an allowed `…/index.html` (any last segment starting `index.htm`) as allowing its
+ * directory too: `Allow: /d/index.html` also allows exactly `/d/`, ranked as the pattern `/d/$`.
+ * Returns that extra rule, or null. Only for `allow`: a disallowed index page closes nothing more.
+ */
+function indexDirectoryRule(r: CompiledRule, pattern: string, group: string): CompiledRule | null {
+  const written = r.canonical + (r.anchored ? '$' : '');
+  const slash = written.lastIndexOf('/');
+  if (slash < 0 || !written.startsWith('/index.htm', slash)) return null;
+  return compileCanonical('allow', written.slice(0, slash + 1), true, pattern, r.line, group);
+}
+
+function compileCanonical(
+  directive: 'allow' | 'disallow',
+  canonical: string,
+  anchored: boolean,
+  pattern: string,
+  line: number,
+  group: string,
+): CompiledRule {
   const pieces = canonical.split('*');
   const head = pieces[0] ?? '';
   const tail = pieces.length > 1 ? (pieces[pieces.length - 1] ?? '') : null;
   const middle = pieces.slice(1, -1).filter((p) => p !== '');
   const rule: MatchedRule = Object.freeze({ directive, pattern, line, group });
   return {
+    canonical,
     head,
     middle,
     tail,
@@ -97,7 +122,12 @@ function compileAgent(rules: RobotsRules, token: string): AgentMatcher {
   let crawlDelay: number | undefined;
   for (const g of groups) {
     if (g.crawlDelay !== undefined) crawlDelay = Math.max(crawlDelay ?? 0, g.crawlDelay);
-    for (const r of g.rules) compiled.push(compileRule(r.directive, r.pattern, r.line, label ?? '*'));
+    for (const r of g.rules) {
+      const rule = compileRule(r.directive, r.pattern, r.line, label ?? '*');
+      compiled.push(rule);
+      const index = rule.allow ? indexDirectoryRule(rule, r.pattern, label ?? '*') : null;
+      if (index !== null) compiled.push(index);
+    }
   }
   // Most octets first, allow before disallow on a tie, then file order: the first match decides.
   compiled.sort((a, b) => b.length - a.length || Number(b.allow) - Number(a.allow) || a.line - b.line);

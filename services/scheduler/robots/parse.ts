@@ -31,37 +31,96 @@ const SITEMAP = new Set(['sitemap', 'site-map']);
 const CRAWL_DELAY = new Set(['crawl-delay', 'crawldelay']);
 
 const CRAWL_DELAY_VALUE = /^(?:\d+(?:\.\d*)?|\.\d+)$/;
-const TWO_WORDS = /^(\S+)[ \t]+(\S+)$/;
+const TWO_WORDS = /^([^ \t]+)[ \t]+([^ \t]+)$/;
 
 /**
  * The product token a `user-agent` line names, lower-cased: `*` for the global group (also `* …`),
- * otherwise the leading run of token characters (`Googlebot/2.1` → `googlebot`). RFC 9309 tokens
- * are letters, `-` and `_`; digits are accepted too so a token like `360Spider` is not truncated
- * into another crawler's name. Empty when the value names no usable token.
+ * otherwise the leading run of letters, `-` and `_` (RFC 9309 §2.2.1's token characters), as Google
+ * reads it: `Googlebot/2.1` and `Googlebot Images` both name `googlebot`, and so does `Googlebot2`.
+ * Empty when the value names no usable token.
  */
 export function groupToken(value: string): string {
-  if (value.charCodeAt(0) === 42 /* * */ && (value.length === 1 || /\s/.test(value[1] ?? ''))) return '*';
-  return leadingToken(value);
+  if (value.charCodeAt(0) === 42 /* * */ && (value.length === 1 || isAsciiSpace(value.charCodeAt(1)))) return '*';
+  return value.slice(0, tokenEnd(value)).toLowerCase();
 }
 
 /**
- * The product token of a crawler's user agent string (`meguri/0.1 (+https://…)` → `meguri`),
- * lower-cased; empty when there is none.
+ * Whether `name` is, as a whole, a product token a crawler can obey: one or more letters, `-` or `_`
+ * (`Foobot`, `Foo_Bar`; not `Foobot/2.1`, `Foo Bar`, ` Foobot ` or `ツ`).
  */
-export function productToken(userAgent: string): string {
-  return leadingToken(userAgent.trim());
+export function isValidProductToken(name: string): boolean {
+  return name.length > 0 && tokenEnd(name) === name.length;
 }
 
-function leadingToken(s: string): string {
+/**
+ * The product token of a crawler's user agent, lower-cased; empty when there is none. Accepted
+ * forms: a bare token (`meguri`), a token with a version (`meguri/0.1`, anything may follow), a
+ * token followed by a comment (`meguri (+https://…)`), with surrounding whitespace ignored.
+ * Anything else (`Foo Bar`, `meguri*`, `360Spider`) names no token a group could be written for,
+ * so only the `*` group applies to it, as Google's matcher does for an agent that is no valid token.
+ */
+export function productToken(userAgent: string): string {
+  // Surrounding whitespace is no part of a header value (RFC 9110 §5.5), so it is not held against it.
+  const ua = userAgent.trim();
+  const end = tokenEnd(ua);
+  if (end === 0) return '';
+  if (end < ua.length && ua.charCodeAt(end) !== 47 /* / */ && !/^\s+\(/.test(ua.slice(end))) return '';
+  return ua.slice(0, end).toLowerCase();
+}
+
+/** Index of the first character that is not a letter, `-` or `_`. */
+function tokenEnd(s: string): number {
   let end = 0;
   while (end < s.length) {
     const c = s.charCodeAt(end);
-    const ok =
-      (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 45 /* - */ || c === 95; /* _ */
-    if (!ok) break;
+    if (!((c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 45 /* - */ || c === 95) /* _ */) break;
     end++;
   }
-  return s.slice(0, end).toLowerCase();
+  return end;
+}
+
+const UTF8_BOM = [0xef, 0xbb, 0xbf];
+
+function isAsciiSpace(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13);
+}
+
+/**
+ * Trims ASCII whitespace only, as Google does: a stray U+FEFF or U+00A0 stays part of the line
+ * (a byte order mark in the middle of a file spoils the line it starts), where String#trim would
+ * quietly drop it.
+ */
+function trimAscii(s: string): string {
+  let start = 0;
+  let end = s.length;
+  while (start < end && isAsciiSpace(s.charCodeAt(start))) start++;
+  while (end > start && isAsciiSpace(s.charCodeAt(end - 1))) end--;
+  return start === 0 && end === s.length ? s : s.slice(start, end);
+}
+
+/**
+ * Bytes of one line that are read; the rest of a longer line is ignored. Google's figure: eight
+ * times the 2,083-byte URL limit of old browsers, less one byte of its line buffer (16,663).
+ */
+export const MAX_LINE_BYTES = 2083 * 8 - 1;
+
+/** `line` cut to at most MAX_LINE_BYTES of UTF-8, at a character boundary. */
+function capLine(line: string): string {
+  // Three UTF-8 bytes per UTF-16 unit at most, so most lines need no counting.
+  if (line.length * 3 <= MAX_LINE_BYTES) return line;
+  let bytes = 0;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    // A surrogate pair is 4 bytes over two units: 2 each.
+    const size = c < 0x80 ? 1 : c < 0x800 ? 2 : c >= 0xd800 && c <= 0xdfff ? 2 : 3;
+    if (bytes + size > MAX_LINE_BYTES) {
+      // Never split a surrogate pair.
+      const lo = c >= 0xdc00 && c <= 0xdfff ? i - 1 : i;
+      return line.slice(0, lo);
+    }
+    bytes += size;
+  }
+  return line;
 }
 
 function isLineBreak(byte: number | undefined): boolean {
@@ -81,8 +140,10 @@ function decodeBody(body: string | Uint8Array, maxBytes: number): { text: string
     return decodeBody(new TextEncoder().encode(text), maxBytes);
   }
   let bytes = body;
+  // A UTF-8 byte order mark, or the start of one (Google skips `EF` and `EF BB` too: a truncated
+  // mark is still no part of the first line).
   let skip = 0;
-  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) skip = 3;
+  while (skip < 3 && bytes[skip] === UTF8_BOM[skip]) skip++;
   const truncated = bytes.length - skip > maxBytes;
   let end = truncated ? skip + maxBytes : bytes.length;
   if (truncated && !isLineBreak(bytes[end]) && !isLineBreak(bytes[end - 1])) {
@@ -104,18 +165,18 @@ export function parse(body: string | Uint8Array, opts: ParseOptions = {}): Robot
   let inRules = false;
 
   for (let i = 0; i < lines.length; i++) {
-    let line = lines[i] ?? '';
+    let line = capLine(lines[i] ?? '');
     const hash = line.indexOf('#');
     if (hash >= 0) line = line.slice(0, hash);
-    line = line.trim();
+    line = trimAscii(line);
     if (line === '') continue;
 
     let key: string;
     let value: string;
     const colon = line.indexOf(':');
     if (colon >= 0) {
-      key = line.slice(0, colon).trim().toLowerCase();
-      value = line.slice(colon + 1).trim();
+      key = trimAscii(line.slice(0, colon)).toLowerCase();
+      value = trimAscii(line.slice(colon + 1));
     } else {
       // Google: a missing colon is tolerated when the line is exactly "<key> <value>".
       const m = TWO_WORDS.exec(line);
