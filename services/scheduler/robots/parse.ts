@@ -1,14 +1,15 @@
 /**
- * robots.txt parser (RFC 9309 §2.1–2.2, plus Google's documented leniencies). Pure: takes the body,
- * returns plain data. Never throws on content; lines it cannot use are skipped.
+ * robots.txt parser (RFC 9309 §2.1–2.2, read the way Google's open-source parser reads it). Pure:
+ * takes the body, returns plain data. Never throws on content; lines it cannot use are skipped.
  *
- * Why not the `robots-parser` package: checked against the RFC it (a) never decodes percent-encoded
- * unreserved characters, so `Disallow: /~u` misses `/%7Eu`; (b) does not treat `%2A` in a rule as a
- * literal `*`; (c) lets any non-user-agent line (a `sitemap`, an unknown field) split a run of
- * user-agent lines, which the RFC says other records must not do; (d) has no size limit and no
- * implicit `/robots.txt` allow; (e) only answers for absolute URLs of the same origin, and does not
- * say which group a rule came from; (f) allocates an array per rule per check. Its matcher is
- * otherwise sound, but (a)–(e) are correctness gaps, and (f) matters at crawler scale.
+ * Why not the `robots-parser` package: (a) it lacks readings of Google's that sites are checked
+ * against (an allowed `index.html` opening its directory, the 16,663-byte line limit, a partial
+ * byte order mark); (b) it does not treat `%2A` in a rule as a literal `*`; (c) it lets any
+ * non-user-agent line (a `sitemap`, an unknown field) split a run of user-agent lines, which the
+ * RFC says other records must not do; (d) it has no size limit and no implicit `/robots.txt` allow;
+ * (e) it only answers for absolute URLs of the same origin, and does not say which group a rule
+ * came from; (f) it allocates an array per rule per check. Its matcher is otherwise sound, but
+ * (a)–(e) are correctness gaps, and (f) matters at crawler scale.
  */
 import type { RobotsGroup, RobotsRules } from './types.ts';
 
