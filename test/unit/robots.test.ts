@@ -205,6 +205,10 @@ describe('syntax (RFC 9309 §2.2, Google leniencies)', () => {
     { name: 'tabs as whitespace', robots: 'User-agent:\t*\nDisallow:\t/a\n', url: '/a', allowed: false },
     { name: 'missing colon tolerated (Google)', robots: 'User-agent *\nDisallow /a\n', url: '/a', allowed: false },
     { name: 'misspelt disallow tolerated (Google)', robots: star('Dissallow: /a'), url: '/a', allowed: false },
+    { name: 'keys are recognised by their start: disallowed (Google)', robots: star('Disallowed: /a'), url: '/a', allowed: false },
+    { name: 'keys are recognised by their start: allowed (Google)', robots: star('Disallow: /', 'Allowed: /a'), url: '/a', allowed: true },
+    { name: 'keys are recognised by their start: user-agents (Google)', robots: 'User-agents: meguri\nDisallow: /a\n', url: '/a', allowed: false, group: 'meguri' },
+    { name: 'a key is not recognised by its end', robots: star('No-disallow: /a'), url: '/a', allowed: true },
     { name: 'junk lines are skipped', robots: '<html>\nUser-agent: *\nthis is not a rule at all\n}{][\nDisallow: /a\n</html>\n', url: '/a', allowed: false },
     { name: 'junk does not split a group', robots: 'User-agent: meguri\n@@@ junk @@@\nUser-agent: x\nDisallow: /a\n', url: '/a', allowed: false },
     { name: 'pattern not starting with / or * is ignored', robots: star('Disallow: a'), url: '/a', allowed: true },
@@ -378,6 +382,7 @@ describe("Google's robots.txt verdicts (google/robotstxt unit tests)", () => {
     const groups = 'User-Agent: foo\nAllow: /some/path\nUser-Agent: bar\n\n\n';
     assert.deepEqual(parse(`${groups}Sitemap: ${loc}\n`).sitemaps, [loc]);
     assert.deepEqual(parse(`Sitemap: ${loc}\n${groups}`).sitemaps, [loc]);
+    assert.deepEqual(parse(`Sitemaps: ${loc}\nSite-map: ${loc}2\n`).sitemaps, [loc, `${loc}2`]);
   });
 });
 

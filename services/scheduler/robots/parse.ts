@@ -25,11 +25,24 @@ export interface ParseOptions {
   keepRaw?: boolean;
 }
 
-const USER_AGENT = new Set(['user-agent', 'useragent', 'user agent']);
+// Keys are recognised by their start, as Google does (`disallowed:` is a disallow line).
+const USER_AGENT = ['user-agent', 'useragent', 'user agent'];
 // Google accepts these common misspellings of "disallow".
-const DISALLOW = new Set(['disallow', 'dissallow', 'dissalow', 'disalow', 'diasllow', 'disallaw']);
-const SITEMAP = new Set(['sitemap', 'site-map']);
-const CRAWL_DELAY = new Set(['crawl-delay', 'crawldelay']);
+const DISALLOW = ['disallow', 'dissallow', 'dissalow', 'disalow', 'diasllow', 'disallaw'];
+const SITEMAP = ['sitemap', 'site-map'];
+const CRAWL_DELAY = ['crawl-delay', 'crawldelay'];
+
+type Key = 'user-agent' | 'allow' | 'disallow' | 'sitemap' | 'crawl-delay' | null;
+
+function keyOf(key: string): Key {
+  const starts = (names: readonly string[]): boolean => names.some((n) => key.startsWith(n));
+  if (starts(USER_AGENT)) return 'user-agent';
+  if (key.startsWith('allow')) return 'allow';
+  if (starts(DISALLOW)) return 'disallow';
+  if (starts(SITEMAP)) return 'sitemap';
+  if (starts(CRAWL_DELAY)) return 'crawl-delay';
+  return null;
+}
 
 const CRAWL_DELAY_VALUE = /^(?:\d+(?:\.\d*)?|\.\d+)$/;
 const TWO_WORDS = /^([^ \t]+)[ \t]+([^ \t]+)$/;
@@ -187,7 +200,8 @@ export function parse(body: string | Uint8Array, opts: ParseOptions = {}): Robot
     }
     const lineNo = i + 1;
 
-    if (USER_AGENT.has(key)) {
+    const kind = keyOf(key);
+    if (kind === 'user-agent') {
       if (current === null || inRules) {
         current = { agents: [], line: lineNo, rules: [] };
         groups.push(current);
@@ -195,7 +209,7 @@ export function parse(body: string | Uint8Array, opts: ParseOptions = {}): Robot
       }
       const token = groupToken(value);
       if (token !== '' && !current.agents.includes(token)) current.agents.push(token);
-    } else if (key === 'allow' || DISALLOW.has(key)) {
+    } else if (kind === 'allow' || kind === 'disallow') {
       // Rules before the first user-agent line belong to no group (RFC 9309 §2.1).
       if (current === null) continue;
       inRules = true;
@@ -203,9 +217,9 @@ export function parse(body: string | Uint8Array, opts: ParseOptions = {}): Robot
       // "*" (RFC 9309 §2.2.2); anything else can never match a path, so it is dropped.
       const c = value.charCodeAt(0);
       if (c === 47 || c === 42) {
-        current.rules.push({ directive: key === 'allow' ? 'allow' : 'disallow', pattern: value, line: lineNo });
+        current.rules.push({ directive: kind, pattern: value, line: lineNo });
       }
-    } else if (CRAWL_DELAY.has(key)) {
+    } else if (kind === 'crawl-delay') {
       if (current === null) continue;
       // Crawl-delay is a member of its group, so a user-agent line after it starts a new group.
       inRules = true;
@@ -213,7 +227,7 @@ export function parse(body: string | Uint8Array, opts: ParseOptions = {}): Robot
         const delay = Number(value);
         current.crawlDelay = Math.max(current.crawlDelay ?? 0, delay);
       }
-    } else if (SITEMAP.has(key)) {
+    } else if (kind === 'sitemap') {
       // Sitemaps are global and do not interrupt a group.
       if (value !== '') sitemaps.push(value);
     }
