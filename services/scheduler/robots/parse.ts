@@ -34,13 +34,19 @@ const CRAWL_DELAY = ['crawl-delay', 'crawldelay'];
 
 type Key = 'user-agent' | 'allow' | 'disallow' | 'sitemap' | 'crawl-delay' | null;
 
+function startsWithAny(key: string, names: readonly string[]): boolean {
+  for (const n of names) if (key.startsWith(n)) return true;
+  return false;
+}
+
 function keyOf(key: string): Key {
-  const starts = (names: readonly string[]): boolean => names.some((n) => key.startsWith(n));
-  if (starts(USER_AGENT)) return 'user-agent';
+  // The spellings nearly every file uses, without the prefix scan.
+  if (key === 'disallow' || key === 'allow' || key === 'user-agent' || key === 'sitemap') return key;
+  if (startsWithAny(key, USER_AGENT)) return 'user-agent';
   if (key.startsWith('allow')) return 'allow';
-  if (starts(DISALLOW)) return 'disallow';
-  if (starts(SITEMAP)) return 'sitemap';
-  if (starts(CRAWL_DELAY)) return 'crawl-delay';
+  if (startsWithAny(key, DISALLOW)) return 'disallow';
+  if (startsWithAny(key, SITEMAP)) return 'sitemap';
+  if (startsWithAny(key, CRAWL_DELAY)) return 'crawl-delay';
   return null;
 }
 
