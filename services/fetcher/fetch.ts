@@ -134,6 +134,12 @@ const DEFAULTS = {
 };
 export const FETCHER_DEFAULTS: Readonly<typeof DEFAULTS> = DEFAULTS;
 
+/** The three time limits from one `--timeout`: connect and header waits never exceed the whole. */
+export function fetchTimeouts(totalSeconds: number): Pick<FetcherOptions, 'totalTimeoutMs' | 'headersTimeoutMs' | 'connectTimeoutMs'> {
+  const total = Math.max(1, Math.round(totalSeconds * 1000));
+  return { totalTimeoutMs: total, headersTimeoutMs: Math.min(DEFAULTS.headersTimeoutMs, total), connectTimeoutMs: Math.min(DEFAULTS.connectTimeoutMs, total) };
+}
+
 /** Response headers copied into the record. */
 const KEPT_HEADERS = [
   'content-type',
