@@ -376,6 +376,12 @@ export function buildProgram(): Command {
   return program;
 }
 
+// Output piped into `head` or a pager that quits early: stop quietly, as other command-line tools do.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 buildProgram()
   .parseAsync(process.argv)
   .catch((err: unknown) => {

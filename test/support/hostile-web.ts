@@ -82,7 +82,7 @@ export class HostileWeb {
   private server!: Server;
   private readonly log: HostileRequest[] = [];
   private readonly sockets = new Set<Socket>();
-  private readonly hosts: Record<string, HostDef>;
+  private hosts: Record<string, HostDef> = {};
   private readonly bomb: Buffer;
   private readonly hits = new Map<string, number>();
   port = 0;
@@ -90,7 +90,6 @@ export class HostileWeb {
   private constructor(readonly options: HostileWebOptions) {
     // 64 MiB of zeros gzip to ~64 KB: served as a page it inflates far past any sane decode cap.
     this.bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024), { level: 9 });
-    this.hosts = this.define();
   }
 
   static async start(options: HostileWebOptions = {}): Promise<HostileWeb> {
@@ -98,6 +97,7 @@ export class HostileWeb {
     web.server = createServer((sock) => web.onConnection(sock));
     await new Promise<void>((resolve) => web.server.listen(0, '127.0.0.1', resolve));
     web.port = (web.server.address() as AddressInfo).port;
+    web.hosts = web.define(); // links carry the port
     return web;
   }
 
@@ -197,6 +197,8 @@ export class HostileWeb {
       '/nul', '/deep', '/empty', '/no-content-type', '/wrong-length-chunked',
     ];
     hosts.pages = {
+      // The 20,000 links of /many-links are real links, but not worth a test's time to fetch.
+      robots: (_r, s) => text(s, 'User-agent: *\nDisallow: /many/\n'),
       pages: {
         '/': simple('pages', pagePaths),
         '/malformed': (_r, s) => html(s, `<html><head><title>bad<title></head><body><div><p><a href="/after-malformed">x<table><tr><td>unclosed <b><i></b></i> <a href=/after-malformed-2>y</a><script>document.write("</scr"+"ipt>")</script><!-- unterminated comment`),
