@@ -15,7 +15,7 @@ import { createLogger } from '../runtime/index.ts';
 import { robotsCheckCommand } from '../scheduler/robots/cli.ts';
 import { parseCommand } from '../parser/cli.ts';
 import { createResolver, parseResolveEntry } from '../fetcher/dns.ts';
-import { defaultUserAgent } from '../fetcher/fetch.ts';
+import { defaultUserAgent, fetchTimeouts, FETCHER_DEFAULTS } from '../fetcher/fetch.ts';
 import { SimWeb } from '../simweb/index.ts';
 import { simulateCommand } from '../ordering/cli.ts';
 import { statsCrawlCommand, statsHostsCommand } from './stats.ts';
@@ -42,6 +42,12 @@ function seconds(v: string): number {
   return n;
 }
 
+function positiveSeconds(v: string): number {
+  const n = seconds(v);
+  if (n <= 0) throw new InvalidArgumentError('must be a number of seconds > 0');
+  return n;
+}
+
 function collect(v: string, prev: string[]): string[] {
   parseResolveEntry(v); // fail fast on a malformed entry
   return [...prev, v];
@@ -60,6 +66,7 @@ interface CrawlFlags {
   contact?: string;
   resolve: string[];
   dns: 'static' | 'system';
+  timeout: number;
   untilIdle?: boolean;
   summaryJson?: string;
   progress: boolean;
@@ -81,6 +88,7 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--contact <url>', 'contact URL put in the default User-Agent')
     .option('--resolve <pattern=ip>', 'static name resolution, e.g. *.sim.test=127.0.0.1 (repeatable)', collect, [])
     .addOption(new Option('--dns <mode>', 'static: only --resolve entries (unmapped names fail at once, nothing leaves the machine); system: asynchronous c-ares DNS').choices(['static', 'system']).default(defaults.dns))
+    .option('--timeout <s>', 'seconds one request may take, body included (connect and response-header waits are capped by it too)', positiveSeconds, FETCHER_DEFAULTS.totalTimeoutMs / 1000)
     .option('--until-idle', 'stop when nothing is queued or in flight')
     .option('--summary-json <file>', 'write the crawl summary as JSON to this file')
     .option('--no-progress', 'no progress display')
@@ -122,6 +130,7 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
     },
     fetcher: {
       userAgent,
+      ...fetchTimeouts(flags.timeout),
       resolver: createResolver({ mode: flags.dns, resolve: [...extraResolve, ...flags.resolve] }),
     },
     logger,
@@ -209,6 +218,7 @@ export function buildProgram(): Command {
     .option('--user-agent <ua>', 'User-Agent (or MEGURI_USER_AGENT)')
     .option('--contact <url>', 'contact URL for the default User-Agent (or MEGURI_CONTACT_URL)')
     .option('--resolve <pattern=ip>', 'fetcher: static name resolution (repeatable)', collect, [])
+    .option('--timeout <s>', 'fetcher: seconds one request may take (or MEGURI_FETCH_TIMEOUT_S; default 30)', positiveSeconds)
     .addOption(new Option('--dns <mode>', 'fetcher: static or system DNS').choices(['static', 'system']))
     .action(async (service: 'scheduler' | 'fetcher' | 'parser', flags: Record<string, unknown>) => {
       await runServiceCommand(service, flags);
@@ -365,6 +375,12 @@ export function buildProgram(): Command {
 
   return program;
 }
+
+// Output piped into `head` or a pager that quits early: stop quietly, as other command-line tools do.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
 
 buildProgram()
   .parseAsync(process.argv)

@@ -8,7 +8,7 @@ import { readSchedulerConfig } from './scheduler-config.ts';
 import { fetcherService } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';
 import { createResolver } from '../fetcher/dns.ts';
-import { defaultUserAgent } from '../fetcher/fetch.ts';
+import { defaultUserAgent, fetchTimeouts } from '../fetcher/fetch.ts';
 
 /** An environment variable, with an empty value meaning unset (a ConfigMap key left blank). */
 function env(name: string): string | undefined {
@@ -45,7 +45,9 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
       common,
     ) as StreamService<unknown>;
   } else if (name === 'fetcher') {
-    const definition = fetcherService({ userAgent, resolver: createResolver({ mode: dns, resolve }) });
+    const timeoutS = (flags.timeout as number | undefined) ?? (env('MEGURI_FETCH_TIMEOUT_S') ? Number(env('MEGURI_FETCH_TIMEOUT_S')) : undefined);
+    if (timeoutS !== undefined && !(timeoutS > 0)) throw new Error(`fetch timeout must be a number of seconds > 0, got ${timeoutS}`);
+    const definition = fetcherService({ userAgent, resolver: createResolver({ mode: dns, resolve }), ...(timeoutS !== undefined ? fetchTimeouts(timeoutS) : {}) });
     service = new StreamService(definition, common) as StreamService<unknown>;
     closeExtra = () => definition.fetcher.close();
   } else {

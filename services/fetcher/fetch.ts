@@ -134,6 +134,12 @@ const DEFAULTS = {
 };
 export const FETCHER_DEFAULTS: Readonly<typeof DEFAULTS> = DEFAULTS;
 
+/** The three time limits from one `--timeout`: connect and header waits never exceed the whole. */
+export function fetchTimeouts(totalSeconds: number): Pick<FetcherOptions, 'totalTimeoutMs' | 'headersTimeoutMs' | 'connectTimeoutMs'> {
+  const total = Math.max(1, Math.round(totalSeconds * 1000));
+  return { totalTimeoutMs: total, headersTimeoutMs: Math.min(DEFAULTS.headersTimeoutMs, total), connectTimeoutMs: Math.min(DEFAULTS.connectTimeoutMs, total) };
+}
+
 /** Response headers copied into the record. */
 const KEPT_HEADERS = [
   'content-type',
@@ -391,10 +397,10 @@ class Exchange implements Dispatcher.DispatchHandler {
     }
     const decoder = this.decoder ?? this.startDecoder(data);
     if (decoder === undefined) return;
-    if (data.length > 0 && !decoder.write(data) && !cut) {
-      controller.pause();
-      decoder.once('drain', () => this.controller?.resume());
-    }
+    // No back-pressure on the socket: undici 7 crashes the process (an assertion in its socket 'end'
+    // handler, nodejs/undici#5360) when a paused response meets the server's FIN. The wire cap
+    // bounds what the decoder can hold, so the compressed input is simply buffered.
+    if (data.length > 0) decoder.write(data);
     if (cut) {
       this.stopNetwork();
       decoder.end();

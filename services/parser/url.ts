@@ -112,6 +112,8 @@ export function normalizeUrl(raw: string, base?: string | URL, opts?: NormalizeO
   let hostname = u.hostname;
   if (hostname === '') return { ok: false, reason: 'invalid' };
   if (hostname.length > 1 && hostname.endsWith('.')) hostname = hostname.slice(0, -1);
+  // DNS limits (RFC 1035 §2.3.4): such a name can never resolve, and records cap hosts at 253.
+  if (hostname.length > 253 || hostname.split('.').some((label) => label.length > 63)) return { ok: false, reason: 'invalid' };
   if (opts?.aliases) hostname = aliasFor(opts.aliases, hostname) ?? hostname;
   const host = u.port === '' ? hostname : `${hostname}:${u.port}`;
 

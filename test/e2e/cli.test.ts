@@ -194,7 +194,8 @@ describe('meguri CLI', { timeout: 300_000 }, () => {
     const summary = JSON.parse(r.stdout) as Record<string, number>;
     assert.equal(summary.pagesFetched, 0);
     assert.equal(summary.errors, 1, 'the seed URL is given up');
-    assert.ok(Date.now() - started < 30_000);
+    // Generous for a loaded machine: a resolver's retries would take minutes, not seconds.
+    assert.ok(Date.now() - started < 90_000);
   });
 
   it('parse prints links, nofollow flags, title and md5 as JSON', () => {

@@ -58,6 +58,10 @@ const cases: Case[] = [
   ['http://[::1', undefined, { reject: 'invalid' }],
   ['http://exa mple.com/', undefined, { reject: 'invalid' }],
   ['http://', undefined, { reject: 'invalid' }],
+  // Names DNS cannot carry: a label over 63 octets, a name over 253.
+  [`http://a${'b'.repeat(63)}.example/`, undefined, { reject: 'invalid' }],
+  [`http://${'abcdefghi.'.repeat(26)}example/`, undefined, { reject: 'invalid' }],
+  [`http://${'b'.repeat(63)}.example/`, undefined, `http://${'b'.repeat(63)}.example/`],
   ['http://a<b.com/', undefined, { reject: 'invalid' }],
   // schemes
   ['javascript:alert(1)', BASE, { reject: 'scheme' }],
