@@ -204,8 +204,9 @@ export function nonPublicReason(ip: IpBytes): string | undefined {
     const inner = FORBIDDEN_V4.find((r) => cidrContains(r.cidr, e.v4));
     if (inner !== undefined) return `${e.form} form of ${formatIp(e.v4)}, ${inner.label}`;
   }
-  // IETF-reserved space, IPv4-compatible forms (deprecated) included; only IPv4-mapped is in use.
-  if (!cidrContains(V4_MAPPED, ip) && cidrContains(RESERVED_V6, ip)) return 'reserved (::/8)';
+  // IETF-reserved space, IPv4-compatible forms (deprecated) included; IPv4-mapped and the NAT64
+  // prefix (0064:ff9b::/96) lie in it too and are in use.
+  if (cidrContains(RESERVED_V6, ip) && !cidrContains(V4_MAPPED, ip) && !cidrContains(NAT64, ip)) return 'reserved (::/8)';
   return undefined;
 }
 
