@@ -1,11 +1,12 @@
 /**
- * Tolerates a stray `100 Continue` before the final response.
+ * Tolerates stray interim responses (`100 Continue`, `102`, `103 Early Hints`) before the final one.
  *
  * RFC 9110 §15.2: a client must be able to parse one or more 1xx responses it did not expect before
- * the final one. undici 7 passes other 1xx codes (103 Early Hints, 102) through its handler and
- * carries on, but it destroys the socket on a 100 it did not ask for ("bad response"), so the page
- * is lost. The fetcher never sends `Expect: 100-continue` (GET only, no body), so a 100 carries no
- * meaning for it: this filter drops the interim response's bytes before undici's parser sees them.
+ * the final one. undici 7 passes 102 and 103 through its handler and carries on, but it destroys
+ * the socket on a 100 it did not ask for ("bad response"), so the page is lost. The fetcher never
+ * sends `Expect: 100-continue` (GET only, no body) and uses no interim response, so this filter
+ * drops their bytes before undici's parser sees them. `101 Switching Protocols` is left to undici,
+ * which fails it as an upgrade nobody asked for.
  *
  * Only the start of a response is inspected: the fetcher sends one request at a time per
  * connection (pipelining 1), so the first bytes after a request is written begin its response.
@@ -18,20 +19,21 @@ export type InterimScan =
   | { kind: 'pass' }
   /** Could still be one: wait for more bytes. */
   | { kind: 'more' }
-  /** A complete 100 response of `length` bytes (status line and header block): drop them. */
+  /** A complete interim response of `length` bytes (status line and header block): drop them. */
   | { kind: 'skip'; length: number };
 
 /** An interim response larger than this is not ours to repair: undici will report it. */
 export const MAX_INTERIM_BYTES = 16 * 1024;
 
-// "HTTP/d.d 100" followed by a space or the end of the line; `#` stands for any digit.
-const STATUS_TEMPLATE = 'HTTP/#.# 100';
+// "HTTP/d.d 1dd" followed by a space or the end of the line; `#` stands for any digit.
+const STATUS_TEMPLATE = 'HTTP/#.# 1##';
+const SWITCHING_PROTOCOLS = Buffer.from(' 101');
 
 function isDigit(b: number): boolean {
   return b >= 0x30 && b <= 0x39;
 }
 
-/** Decides whether `buf`, the first bytes of a response, begins with a `100` interim response. */
+/** Decides whether `buf`, the first bytes of a response, begins with an interim (1xx) response. */
 export function scanInterim(buf: Uint8Array): InterimScan {
   const n = Math.min(buf.length, STATUS_TEMPLATE.length);
   for (let i = 0; i < n; i++) {
@@ -41,8 +43,9 @@ export function scanInterim(buf: Uint8Array): InterimScan {
   }
   if (buf.length <= STATUS_TEMPLATE.length) return { kind: 'more' };
   const after = buf[STATUS_TEMPLATE.length] as number;
-  // "HTTP/1.1 1000" is not a 100.
+  // "HTTP/1.1 1000" is not a 1xx.
   if (after !== 0x20 && after !== 0x0d && after !== 0x0a) return { kind: 'pass' };
+  if (Buffer.from(buf.buffer, buf.byteOffset + 8, 4).equals(SWITCHING_PROTOCOLS)) return { kind: 'pass' };
   // The block ends at the first empty line (CRLF CRLF, or bare LF LF as lenient parsers accept).
   for (let i = STATUS_TEMPLATE.length; i < buf.length; i++) {
     if (buf[i] !== 0x0a) continue;

@@ -211,21 +211,23 @@ describe('redirect targets and header text', () => {
   });
 });
 
-describe('interim 100 responses', () => {
+describe('interim 1xx responses', () => {
   const b = (s: string) => Buffer.from(s, 'latin1');
-  it('skips a complete 100 block, with CRLF or bare LF line ends and extra headers', () => {
+  it('skips a complete 100, 102 or 103 block, with CRLF or bare LF line ends and extra headers', () => {
+    assert.deepEqual(scanInterim(b('HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\nHTTP/1.1 200')), { kind: 'skip', length: 44 });
+    assert.deepEqual(scanInterim(b('HTTP/1.1 102\r\n\r\n')), { kind: 'skip', length: 16 });
     assert.deepEqual(scanInterim(b('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n')), { kind: 'skip', length: 25 });
     assert.deepEqual(scanInterim(b('HTTP/1.1 100\r\n\r\n')), { kind: 'skip', length: 16 });
     assert.deepEqual(scanInterim(b('HTTP/1.0 100 Continue\nX: y\n\n')), { kind: 'skip', length: 28 });
     assert.deepEqual(scanInterim(b('HTTP/1.1 100 Continue\r\nServer: x\r\n\r\n')), { kind: 'skip', length: 36 });
   });
-  it('waits for more bytes while a 100 is still possible', () => {
+  it('waits for more bytes while an interim response is still possible', () => {
     for (const partial of ['H', 'HTTP/1.', 'HTTP/1.1 10', 'HTTP/1.1 100', 'HTTP/1.1 100 Continue\r\n', 'HTTP/1.1 100 Continue\r\n\r']) {
       assert.deepEqual(scanInterim(b(partial)), { kind: 'more' }, JSON.stringify(partial));
     }
   });
-  it('passes everything else: final responses, other 1xx, HTTP/0.9 bodies, oversized blocks', () => {
-    for (const other of ['HTTP/1.1 200 OK\r\n', 'HTTP/1.1 103 Early Hints\r\n', 'HTTP/1.1 1000 x', '<html>', 'HTTPS/1.1 100', 'http/1.1 100 Continue\r\n\r\n']) {
+  it('passes everything else: final responses, 101 upgrades, HTTP/0.9 bodies, oversized blocks', () => {
+    for (const other of ['HTTP/1.1 200 OK\r\n', 'HTTP/1.1 101 Switching Protocols\r\n\r\n', 'HTTP/1.1 1000 x', 'HTTP/1.1 199x', '<html>', 'HTTPS/1.1 100', 'http/1.1 100 Continue\r\n\r\n']) {
       assert.deepEqual(scanInterim(b(other)), { kind: 'pass' }, JSON.stringify(other));
     }
     assert.deepEqual(scanInterim(b('HTTP/1.1 100 Continue\r\nX: ' + 'y'.repeat(20_000))), { kind: 'pass' });
@@ -234,7 +236,7 @@ describe('interim 100 responses', () => {
 
 describe('protocol error classification', () => {
   it('maps undici parser errors, unrequested responses and upgrades to MEGURI_ERR_PROTOCOL (not retryable)', () => {
-    const parser = new undiciErrors.HTTPParserError('Response does not match the HTTP/1.1 protocol (Invalid character in chunk size)', undefined, undefined);
+    const parser = new undiciErrors.HTTPParserError('Response does not match the HTTP/1.1 protocol (Invalid character in chunk size)');
     assert.equal(classifyError(parser), 'MEGURI_ERR_PROTOCOL');
     assert.equal(classifyError(new undiciErrors.SocketError('bad response')), 'MEGURI_ERR_PROTOCOL');
     assert.match(errorMessage(new undiciErrors.SocketError('bad response')), /unrequested 100 Continue/);
