@@ -15,6 +15,7 @@ import { createLogger } from '../runtime/index.ts';
 import { robotsCheckCommand } from '../scheduler/robots/cli.ts';
 import { parseCommand } from '../parser/cli.ts';
 import { createResolver, parseResolveEntry } from '../fetcher/dns.ts';
+import { parseCidr } from '../fetcher/address-policy.ts';
 import { defaultUserAgent } from '../fetcher/fetch.ts';
 import { SimWeb } from '../simweb/index.ts';
 import { simulateCommand } from '../ordering/cli.ts';
@@ -47,6 +48,17 @@ function collect(v: string, prev: string[]): string[] {
   return [...prev, v];
 }
 
+function collectCidr(v: string, prev: string[]): string[] {
+  try {
+    parseCidr(v);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+  return [...prev, v.trim()];
+}
+
+const ALLOW_ADDRESS_HELP = 'let the fetcher dial this address or CIDR range although the address policy refuses it (loopback, private, link-local, ...; under --dns static anything not reached through --resolve); repeatable';
+
 interface CrawlFlags {
   seedsFile?: string;
   data: string;
@@ -59,6 +71,7 @@ interface CrawlFlags {
   userAgent?: string;
   contact?: string;
   resolve: string[];
+  allowAddress: string[];
   dns: 'static' | 'system';
   untilIdle?: boolean;
   summaryJson?: string;
@@ -81,6 +94,7 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--contact <url>', 'contact URL put in the default User-Agent')
     .option('--resolve <pattern=ip>', 'static name resolution, e.g. *.sim.test=127.0.0.1 (repeatable)', collect, [])
     .addOption(new Option('--dns <mode>', 'static: only --resolve entries (unmapped names fail at once, nothing leaves the machine); system: asynchronous c-ares DNS').choices(['static', 'system']).default(defaults.dns))
+    .option('--allow-address <cidr>', ALLOW_ADDRESS_HELP, collectCidr, [])
     .option('--until-idle', 'stop when nothing is queued or in flight')
     .option('--summary-json <file>', 'write the crawl summary as JSON to this file')
     .option('--no-progress', 'no progress display')
@@ -123,6 +137,7 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
     fetcher: {
       userAgent,
       resolver: createResolver({ mode: flags.dns, resolve: [...extraResolve, ...flags.resolve] }),
+      allowAddresses: flags.allowAddress,
     },
     logger,
   };
@@ -210,6 +225,7 @@ export function buildProgram(): Command {
     .option('--contact <url>', 'contact URL for the default User-Agent (or MEGURI_CONTACT_URL)')
     .option('--resolve <pattern=ip>', 'fetcher: static name resolution (repeatable)', collect, [])
     .addOption(new Option('--dns <mode>', 'fetcher: static or system DNS').choices(['static', 'system']))
+    .option('--allow-address <cidr>', `fetcher: ${ALLOW_ADDRESS_HELP} (or MEGURI_ALLOW_ADDRESS, comma-separated)`, collectCidr, [])
     .action(async (service: 'scheduler' | 'fetcher' | 'parser', flags: Record<string, unknown>) => {
       await runServiceCommand(service, flags);
     });

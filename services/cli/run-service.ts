@@ -28,6 +28,7 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
   const userAgent = (flags.userAgent as string | undefined) ?? env('MEGURI_USER_AGENT') ?? defaultUserAgent((flags.contact as string | undefined) ?? env('MEGURI_CONTACT_URL'));
   const resolve = [...((flags.resolve as string[] | undefined) ?? []), ...(env('MEGURI_RESOLVE')?.split(',') ?? [])];
   const dns = ((flags.dns as string | undefined) ?? env('MEGURI_DNS') ?? 'system') as 'static' | 'system';
+  const allowAddresses = [...((flags.allowAddress as string[] | undefined) ?? []), ...(env('MEGURI_ALLOW_ADDRESS')?.split(',').map((s) => s.trim()).filter(Boolean) ?? [])];
   const common = { transport, dataDir: config.dataDir, topicPrefix: config.topicPrefix, partitions: config.partitions, memberName: config.instanceId, logger };
   let service: StreamService<unknown>;
   let closeExtra = async (): Promise<void> => {};
@@ -45,7 +46,7 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
       common,
     ) as StreamService<unknown>;
   } else if (name === 'fetcher') {
-    const definition = fetcherService({ userAgent, resolver: createResolver({ mode: dns, resolve }) });
+    const definition = fetcherService({ userAgent, resolver: createResolver({ mode: dns, resolve }), allowAddresses });
     service = new StreamService(definition, common) as StreamService<unknown>;
     closeExtra = () => definition.fetcher.close();
   } else {
