@@ -3,8 +3,13 @@
 // static map or an injected fake resolver only: nothing here asks a real DNS server. Every record
 // must pass pageRecord.parse.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { pageRecord } from '../../schemas/pages.ts';
@@ -180,6 +185,50 @@ describe('fetcher against hostile servers', () => {
         assert.equal(rec.headers['content-type'], 'text/html; charset=utf-8');
       });
     }
+
+    it('drops a 100 Continue inside TLS too', async () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'meguri-hostile-tls-'));
+      try {
+        execFileSync('openssl', [
+          'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
+          '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'),
+          '-subj', '/CN=tls.hostile.test', '-addext', 'subjectAltName=DNS:tls.hostile.test',
+        ], { stdio: 'ignore' });
+        const cert = readFileSync(path.join(dir, 'cert.pem'));
+        const open = new Set<tls.TLSSocket>();
+        const server = tls.createServer({ key: readFileSync(path.join(dir, 'key.pem')), cert }, (s) => {
+          open.add(s);
+          s.on('close', () => open.delete(s));
+          s.on('error', () => {});
+          let head = '';
+          s.on('data', (d: Buffer) => {
+            head += d.toString('latin1');
+            if (!head.includes('\r\n\r\n')) return;
+            head = '';
+            s.write(`HTTP/1.1 100 Continue${CRLF}${CRLF}`);
+            setTimeout(() => s.write(page(HELLO)), 20);
+          });
+        });
+        server.listen(0, '127.0.0.1');
+        await once(server, 'listening');
+        const port = (server.address() as AddressInfo).port;
+        try {
+          const f = fetcher({ tls: { ca: cert } });
+          for (const n of [1, 2]) {
+            const rec = await get(f, `https://tls.hostile.test:${port}/${n}`);
+            assert.equal(rec.error, undefined, JSON.stringify(rec.error));
+            assert.equal(rec.status, 200);
+            assert.equal(rec.body, HELLO);
+            assert.equal(rec.connectionReused, n === 2);
+          }
+        } finally {
+          for (const s of open) s.destroy();
+          await new Promise<void>((r) => server.close(() => r()));
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
 
     it('keeps the connection alive across a 100 Continue: the next request reuses it', async () => {
       const f = fetcher();
