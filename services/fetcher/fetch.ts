@@ -27,7 +27,7 @@ import type { AddressSource } from './address-policy.ts';
 import { createResolver, normalizeHost } from './dns.ts';
 import type { NameResolver, ResolveEntry, ResolverStats } from './dns.ts';
 import { classifyError, errorMessage, FetchError } from './errors.ts';
-import { dropInterimContinue } from './interim.ts';
+import { dropInterimResponses } from './interim.ts';
 import { decodeHeaderUtf8, resolveRedirect, truncateText } from './location.ts';
 import type { FetchErrorCode } from './errors.ts';
 import { Limiter } from './limiter.ts';
@@ -589,7 +589,7 @@ class FetcherCore implements Fetcher {
         dial({ ...options, hostname: ip }, (err, socket) => {
           if (err !== null) return callback(err, null);
           fresh.set(socket, performance.now() - t0);
-          dropInterimContinue(socket);
+          dropInterimResponses(socket);
           callback(null, socket);
         });
       };

@@ -67,7 +67,7 @@ type Push = (chunk: unknown, encoding?: BufferEncoding) => boolean;
  * Installs the filter on a connected socket (plain or TLS) before undici gets it. Writes mark the
  * start of a response; incoming bytes pass through `scanInterim` until a final response begins.
  */
-export function dropInterimContinue(socket: Socket): void {
+export function dropInterimResponses(socket: Socket): void {
   let atResponseStart = false;
   let held: Buffer | undefined;
   const write = socket.write;
