@@ -152,6 +152,10 @@ const SOCKET_MESSAGE_TEXT: Record<string, string> = {
 };
 
 export function errorMessage(err: unknown): string {
+  if (errCode(err) === 'ERR_ASSERTION' && isProtocolViolation(err)) {
+    const check = /assert\((.*)\)/.exec(String((err as Error).message))?.[1];
+    return `malformed response: undici's HTTP/1.1 parser gave up${check !== undefined ? ` (${check.slice(0, 200)})` : ''}`;
+  }
   const raw = err instanceof Error ? err.message : String(err);
   const msg = errCode(err) === 'UND_ERR_SOCKET' ? (SOCKET_MESSAGE_TEXT[raw] ?? raw) : raw;
   const code = errCode(err);

@@ -51,7 +51,7 @@ async function get(f: Fetcher, url: string): Promise<PageRecord> {
 }
 
 /** What the raw server writes for one request: bytes, or pieces written with pauses between them. */
-type Reply = Buffer | string | { pieces: (Buffer | string)[]; gapMs: number; keepOpen?: boolean };
+type Reply = Buffer | string | { pieces: (Buffer | string)[]; gapMs: number; end?: boolean };
 
 const CRLF = '\r\n';
 const page = (body: string, extra = ''): string => `HTTP/1.1 200 OK${CRLF}Content-Type: text/html; charset=utf-8${CRLF}Content-Length: ${Buffer.byteLength(body)}${CRLF}${extra}${CRLF}${body}`;
@@ -68,6 +68,8 @@ const REPLIES: Record<string, Reply> = {
   '/http09': '<html><body>an HTTP/0.9 reply: no status line, no headers</body></html>\n',
   '/bad-header': `HTTP/1.1 200 OK${CRLF}Content-Type: text/html${CRLF}Bad Header Name: x${CRLF}Content-Length: 5${CRLF}${CRLF}hello`,
   '/nul-header': `HTTP/1.1 200 OK${CRLF}Content-Type: text/html\0${CRLF}Content-Length: 5${CRLF}${CRLF}hello`,
+  '/status-099': `HTTP/1.1 099 Too Early${CRLF}Content-Length: 5${CRLF}${CRLF}hello`,
+  '/length-mismatch': { pieces: [`HTTP/1.1 200 OK${CRLF}Content-Type: text/html${CRLF}Content-Length: 50${CRLF}Connection: close${CRLF}${CRLF}short`], gapMs: 10, end: true },
   '/upgrade': `HTTP/1.1 101 Switching Protocols${CRLF}Upgrade: websocket${CRLF}Connection: Upgrade${CRLF}${CRLF}`,
   '/utf8-location': Buffer.concat([Buffer.from(`HTTP/1.1 301 Moved${CRLF}Location: /caf`), Buffer.from('é/ü?q=日本', 'utf8'), Buffer.from(`${CRLF}Content-Length: 0${CRLF}${CRLF}`)]),
   '/latin1-location': Buffer.concat([Buffer.from(`HTTP/1.1 301 Moved${CRLF}Location: /caf`), Buffer.from([0xe9]), Buffer.from(`${CRLF}Content-Length: 0${CRLF}${CRLF}`)]),
@@ -128,6 +130,7 @@ async function rawServer(): Promise<RawServer> {
       s.write(typeof piece === 'string' ? Buffer.from(piece, 'latin1') : piece);
       await new Promise((r) => setTimeout(r, reply.gapMs));
     }
+    if (reply.end === true) s.end();
   }
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -248,6 +251,8 @@ describe('fetcher against hostile servers', () => {
       ['/bad-header', /header/i],
       ['/nul-header', /header value/i],
       ['/upgrade', /switched protocols/],
+      ['/length-mismatch', /content-length/],
+      ['/status-099', /^malformed response: undici's HTTP\/1\.1 parser gave up \(statusCode >= 100\)$/],
     ];
     for (const [path, message] of cases) {
       it(`fails ${path.slice(1)} with MEGURI_ERR_PROTOCOL, not retryable`, async () => {
