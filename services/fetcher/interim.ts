@@ -73,8 +73,13 @@ export function dropInterimResponses(socket: Socket): void {
   const write = socket.write;
   const push = socket.push as Push;
   socket.write = function (this: Socket, ...args: unknown[]): boolean {
+    // Bytes still held belong to the exchange before (it cannot have ended well): undici gets them.
+    if (held !== undefined) {
+      const rest = held;
+      held = undefined;
+      push.call(this, rest);
+    }
     atResponseStart = true;
-    held = undefined;
     return (write as (...a: unknown[]) => boolean).apply(this, args);
   } as Socket['write'];
   socket.push = function (this: Socket, chunk: unknown, encoding?: BufferEncoding): boolean {
