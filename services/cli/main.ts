@@ -15,6 +15,7 @@ import { createLogger } from '../runtime/index.ts';
 import { robotsCheckCommand } from '../scheduler/robots/cli.ts';
 import { parseCommand } from '../parser/cli.ts';
 import { createResolver, parseResolveEntry } from '../fetcher/dns.ts';
+import { parseCidr } from '../fetcher/address-policy.ts';
 import { defaultUserAgent, fetchTimeouts, FETCHER_DEFAULTS } from '../fetcher/fetch.ts';
 import { SimWeb } from '../simweb/index.ts';
 import { simulateCommand } from '../ordering/cli.ts';
@@ -53,6 +54,17 @@ function collect(v: string, prev: string[]): string[] {
   return [...prev, v];
 }
 
+function collectCidr(v: string, prev: string[]): string[] {
+  try {
+    parseCidr(v);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+  return [...prev, v.trim()];
+}
+
+const ALLOW_ADDRESS_HELP = 'let the fetcher dial this address or CIDR range although the address policy refuses it (loopback, private, link-local, ...; under --dns static anything not reached through --resolve); repeatable';
+
 interface CrawlFlags {
   seedsFile?: string;
   data: string;
@@ -65,6 +77,7 @@ interface CrawlFlags {
   userAgent?: string;
   contact?: string;
   resolve: string[];
+  allowAddress: string[];
   dns: 'static' | 'system';
   timeout: number;
   untilIdle?: boolean;
@@ -89,6 +102,7 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--resolve <pattern=ip>', 'static name resolution, e.g. *.sim.test=127.0.0.1 (repeatable)', collect, [])
     .addOption(new Option('--dns <mode>', 'static: only --resolve entries (unmapped names fail at once, nothing leaves the machine); system: asynchronous c-ares DNS').choices(['static', 'system']).default(defaults.dns))
     .option('--timeout <s>', 'seconds one request may take, body included (connect and response-header waits are capped by it too)', positiveSeconds, FETCHER_DEFAULTS.totalTimeoutMs / 1000)
+    .option('--allow-address <cidr>', ALLOW_ADDRESS_HELP, collectCidr, [])
     .option('--until-idle', 'stop when nothing is queued or in flight')
     .option('--summary-json <file>', 'write the crawl summary as JSON to this file')
     .option('--no-progress', 'no progress display')
@@ -132,6 +146,7 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
       userAgent,
       ...fetchTimeouts(flags.timeout),
       resolver: createResolver({ mode: flags.dns, resolve: [...extraResolve, ...flags.resolve] }),
+      allowAddresses: flags.allowAddress,
     },
     logger,
   };
@@ -220,6 +235,7 @@ export function buildProgram(): Command {
     .option('--resolve <pattern=ip>', 'fetcher: static name resolution (repeatable)', collect, [])
     .option('--timeout <s>', 'fetcher: seconds one request may take (or MEGURI_FETCH_TIMEOUT_S; default 30)', positiveSeconds)
     .addOption(new Option('--dns <mode>', 'fetcher: static or system DNS').choices(['static', 'system']))
+    .option('--allow-address <cidr>', `fetcher: ${ALLOW_ADDRESS_HELP} (or MEGURI_ALLOW_ADDRESS, comma-separated)`, collectCidr, [])
     .action(async (service: 'scheduler' | 'fetcher' | 'parser', flags: Record<string, unknown>) => {
       await runServiceCommand(service, flags);
     });

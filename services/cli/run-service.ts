@@ -2,11 +2,12 @@
  * `meguri run <service>`: one service against Kafka, as a pod runs it — health/metrics server,
  * JSON logs on stdout, graceful SIGTERM.
  */
-import { StreamService, createLogger, createTransport, loadRuntimeConfig, onShutdownSignal, startHealthServer } from '../runtime/index.ts';
+import { ConfigError, StreamService, createLogger, createTransport, loadRuntimeConfig, onShutdownSignal, startHealthServer } from '../runtime/index.ts';
 import { schedulerService } from '../scheduler/service.ts';
 import { readSchedulerConfig } from './scheduler-config.ts';
 import { fetcherService } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';
+import { parseCidr } from '../fetcher/address-policy.ts';
 import { createResolver } from '../fetcher/dns.ts';
 import { defaultUserAgent, fetchTimeouts } from '../fetcher/fetch.ts';
 
@@ -23,11 +24,21 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
     ...(flags.topicPrefix !== undefined ? { topicPrefix: flags.topicPrefix } : {}),
     ...(flags.httpPort !== undefined ? { httpPort: flags.httpPort } : { httpPort: env('MEGURI_HTTP_PORT') ?? 9464 }),
   });
+  // Checked before anything is opened: a bad value stops the process with the variable named.
+  const allowFromEnv = env('MEGURI_ALLOW_ADDRESS')?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
+  for (const range of allowFromEnv) {
+    try {
+      parseCidr(range);
+    } catch (err) {
+      throw new ConfigError(`MEGURI_ALLOW_ADDRESS: ${(err as Error).message}`);
+    }
+  }
   const logger = createLogger({ name: `meguri-${name}`, level: config.logLevel });
   const transport = await createTransport({ transport: config.transport, kafkaBrokers: config.kafkaBrokers, dataDir: config.dataDir, clientId: `meguri-${name}-${config.instanceId}`, logger });
   const userAgent = (flags.userAgent as string | undefined) ?? env('MEGURI_USER_AGENT') ?? defaultUserAgent((flags.contact as string | undefined) ?? env('MEGURI_CONTACT_URL'));
   const resolve = [...((flags.resolve as string[] | undefined) ?? []), ...(env('MEGURI_RESOLVE')?.split(',') ?? [])];
   const dns = ((flags.dns as string | undefined) ?? env('MEGURI_DNS') ?? 'system') as 'static' | 'system';
+  const allowAddresses = [...((flags.allowAddress as string[] | undefined) ?? []), ...allowFromEnv];
   const common = { transport, dataDir: config.dataDir, topicPrefix: config.topicPrefix, partitions: config.partitions, memberName: config.instanceId, logger };
   let service: StreamService<unknown>;
   let closeExtra = async (): Promise<void> => {};
@@ -47,7 +58,7 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
   } else if (name === 'fetcher') {
     const timeoutS = (flags.timeout as number | undefined) ?? (env('MEGURI_FETCH_TIMEOUT_S') ? Number(env('MEGURI_FETCH_TIMEOUT_S')) : undefined);
     if (timeoutS !== undefined && !(timeoutS > 0)) throw new Error(`fetch timeout must be a number of seconds > 0, got ${timeoutS}`);
-    const definition = fetcherService({ userAgent, resolver: createResolver({ mode: dns, resolve }), ...(timeoutS !== undefined ? fetchTimeouts(timeoutS) : {}) });
+    const definition = fetcherService({ userAgent, resolver: createResolver({ mode: dns, resolve }), allowAddresses, ...(timeoutS !== undefined ? fetchTimeouts(timeoutS) : {}) });
     service = new StreamService(definition, common) as StreamService<unknown>;
     closeExtra = () => definition.fetcher.close();
   } else {

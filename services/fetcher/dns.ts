@@ -6,11 +6,11 @@
  * on the wire. `system` mode asks the configured DNS servers through c-ares (dns.promises.Resolver,
  * not dns.lookup: getaddrinfo would run on the libuv thread pool and stall file I/O at crawl rates),
  * caches answers within TTL bounds, caches NXDOMAIN for a while, and coalesces concurrent lookups of
- * one name, and refuses answers in private/loopback/reserved ranges unless told otherwise. The
- * static map is consulted first in both modes.
+ * one name. The static map is consulted first in both modes. Whether an answer may be dialled is
+ * not decided here but by the fetcher's address policy (address-policy.ts), on the address it dials.
  */
 import { Resolver as CaresResolver } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import type { Clock } from '../runtime/clock.ts';
 import { systemClock } from '../runtime/clock.ts';
 import { FetchError } from './errors.ts';
@@ -112,6 +112,8 @@ export interface NameResolver {
   resolve(host: string): Promise<string>;
   /** The answer when known without waiting (static map, literal, fresh cache entry). */
   peek(host: string): string | undefined;
+  /** The `--resolve` map's address for `host`, if the map names it (the map wins in both modes). */
+  mapped(host: string): string | undefined;
   stats(): ResolverStats;
   close(): void;
 }
@@ -160,48 +162,9 @@ export interface SystemResolverOptions {
   clock?: Clock;
   /** Replaces c-ares (tests inject a fake; nothing else should). */
   rawResolve?: RawResolve;
-  /**
-   * Allow answers (and IP-literal URLs) in private, loopback, link-local, CGNAT, multicast or
-   * reserved ranges. Default false: a page on the web must not steer the crawler into the
-   * operator's own network. `--resolve` overrides are always allowed.
-   */
-  allowNonPublic?: boolean;
 }
 
 export type ResolverOptions = StaticResolverOptions | SystemResolverOptions;
-
-const NON_PUBLIC = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  NON_PUBLIC.addSubnet(net, prefix, 'ipv4');
-}
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  NON_PUBLIC.addSubnet(net, prefix, 'ipv6');
-}
-
-/** True for addresses a public web crawler has no business connecting to. */
-export function isNonPublicAddress(ip: string): boolean {
-  const family = isIP(ip);
-  if (family === 0) return false;
-  return NON_PUBLIC.check(ip, family === 4 ? 'ipv4' : 'ipv6');
-}
 
 function literalIp(host: string): string | undefined {
   return isIP(host) !== 0 ? host : undefined;
@@ -219,6 +182,10 @@ class StaticResolver implements NameResolver {
   peek(host: string): string | undefined {
     const h = normalizeHost(host);
     return literalIp(h) ?? this.map.lookup(h);
+  }
+
+  mapped(host: string): string | undefined {
+    return this.map.lookup(normalizeHost(host));
   }
 
   resolve(host: string): Promise<string> {
@@ -268,7 +235,6 @@ export class SystemResolver implements NameResolver {
   private readonly errorTtlMs: number;
   private readonly maxEntries: number;
   private readonly family: 'ipv4' | 'ipv6' | 'ipv4first';
-  private readonly allowNonPublic: boolean;
 
   constructor(
     private readonly map: StaticResolveMap,
@@ -281,7 +247,6 @@ export class SystemResolver implements NameResolver {
     this.errorTtlMs = opts.errorTtlMs ?? 5_000;
     this.maxEntries = opts.maxEntries ?? 100_000;
     this.family = opts.family ?? 'ipv4first';
-    this.allowNonPublic = opts.allowNonPublic ?? false;
     if (!(this.minTtlMs >= 0 && this.maxTtlMs >= this.minTtlMs)) {
       throw new RangeError(`dns: need 0 <= minTtlMs <= maxTtlMs (got ${this.minTtlMs}, ${this.maxTtlMs})`);
     }
@@ -295,12 +260,16 @@ export class SystemResolver implements NameResolver {
     }
   }
 
+  mapped(host: string): string | undefined {
+    return this.map.lookup(normalizeHost(host));
+  }
+
   peek(host: string): string | undefined {
     const h = normalizeHost(host);
     const mapped = this.map.lookup(h);
     if (mapped !== undefined) return mapped;
     const lit = literalIp(h);
-    if (lit !== undefined) return this.allowNonPublic || !isNonPublicAddress(lit) ? lit : undefined;
+    if (lit !== undefined) return lit;
     const e = this.cache.get(h);
     return e !== undefined && e.ip !== undefined && e.expiresAt > this.clock.now() ? e.ip : undefined;
   }
@@ -313,13 +282,7 @@ export class SystemResolver implements NameResolver {
       return Promise.resolve(mapped);
     }
     const lit = literalIp(h);
-    if (lit !== undefined) {
-      if (!this.allowNonPublic && isNonPublicAddress(lit)) {
-        this.counters.failures++;
-        return Promise.reject(new FetchError('MEGURI_ERR_BLOCKED_ADDRESS', `${lit} is not a public address`));
-      }
-      return Promise.resolve(lit);
-    }
+    if (lit !== undefined) return Promise.resolve(lit);
     const e = this.cache.get(h);
     if (e !== undefined) {
       if (e.expiresAt > this.clock.now()) {
@@ -363,10 +326,6 @@ export class SystemResolver implements NameResolver {
       }
       const first = answers[0];
       if (first === undefined) continue;
-      if (!this.allowNonPublic && isNonPublicAddress(first.address)) {
-        const blocked = new FetchError('MEGURI_ERR_BLOCKED_ADDRESS', `${host} resolves to ${first.address}, not a public address`);
-        return this.fail(host, blocked, Math.min(this.maxTtlMs, Math.max(this.minTtlMs, first.ttl * 1000)));
-      }
       const ttlMs = Math.min(this.maxTtlMs, Math.max(this.minTtlMs, first.ttl * 1000));
       this.store(host, { ip: first.address, expiresAt: this.clock.now() + ttlMs });
       return first.address;

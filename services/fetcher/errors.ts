@@ -3,14 +3,19 @@
  * scheduler reads `retryable` from this table (the record itself only carries code and message) to
  * decide between re-issuing the request with backoff and recording the failure as the outcome.
  */
+import { errors as undiciErrors } from 'undici';
 
 export const FETCH_ERRORS = {
   /** The name does not resolve: NXDOMAIN, no address records, or no entry in the static map. */
   MEGURI_ERR_DNS: { retryable: false, description: 'host name does not resolve' },
   /** Resolver trouble that may pass: SERVFAIL, timeout, refused, network down. */
   MEGURI_ERR_DNS_TEMPORARY: { retryable: true, description: 'temporary name resolution failure' },
-  /** System DNS mode: the name (or an IP-literal URL) points into a private or reserved range. */
-  MEGURI_ERR_BLOCKED_ADDRESS: { retryable: false, description: 'address is not public (private, loopback, reserved)' },
+  /**
+   * The address policy refused the server address (docs/politeness.md, "Address policy"): not
+   * public (loopback, private, link-local, ...), or under static DNS neither a --resolve name nor
+   * an --allow-address range. Checked on the address actually dialled.
+   */
+  MEGURI_ERR_FORBIDDEN_ADDRESS: { retryable: false, description: 'server address refused by the address policy' },
   MEGURI_ERR_CONNECT: { retryable: true, description: 'TCP connection failed (refused, unreachable)' },
   MEGURI_ERR_CONNECT_TIMEOUT: { retryable: true, description: 'TCP/TLS connection setup timed out' },
   MEGURI_ERR_TLS: { retryable: false, description: 'TLS handshake or certificate verification failed' },
@@ -18,11 +23,12 @@ export const FETCH_ERRORS = {
   MEGURI_ERR_TIMEOUT: { retryable: true, description: 'total time limit exceeded' },
   MEGURI_ERR_RESET: { retryable: true, description: 'connection reset or closed by the server mid-exchange' },
   MEGURI_ERR_REDIRECT_LIMIT: { retryable: false, description: 'too many redirects or a redirect loop' },
-  MEGURI_ERR_BAD_REDIRECT: { retryable: false, description: 'redirect Location is not a valid http(s) URL' },
+  MEGURI_ERR_BAD_REDIRECT: { retryable: false, description: 'redirect Location is not a valid http(s) URL, or longer than the URL limit' },
   MEGURI_ERR_BODY_TOO_LARGE: { retryable: false, description: 'body exceeds the size cap (oversize: "error")' },
   MEGURI_ERR_DECOMPRESS: { retryable: false, description: 'corrupt or unsupported content encoding' },
   MEGURI_ERR_BINARY: { retryable: false, description: 'binary content served with a text type' },
   MEGURI_ERR_INVALID_URL: { retryable: false, description: 'request URL cannot be fetched' },
+  /** The server broke HTTP/1.1: parser errors (bad chunk size, HTTP/0.9 reply, invalid header), length mismatch. */
   MEGURI_ERR_PROTOCOL: { retryable: false, description: 'malformed HTTP response' },
   MEGURI_ERR_ABORTED: { retryable: true, description: 'fetcher closed before the fetch finished' },
   MEGURI_ERR_INTERNAL: { retryable: true, description: 'unexpected fetcher failure' },
@@ -69,10 +75,31 @@ const TLS_CODES = new Set([
   'HOSTNAME_MISMATCH',
 ]);
 
+/** undici's SocketError messages for responses that break the protocol rather than the connection. */
+const PROTOCOL_SOCKET_MESSAGES = new Set(['bad response', 'bad upgrade']);
+
+/**
+ * True for what undici reports when the bytes a server sent are not HTTP/1.1: its llhttp parser
+ * errors (HTTPParserError; undici 7 leaves their `code` unset, so the class is what identifies
+ * them), a response where none was asked for, an unrequested 1xx/upgrade, and the parser's own
+ * assertions that some malformed status lines trip (e.g. a status below 100).
+ */
+function isProtocolViolation(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  if (err instanceof undiciErrors.HTTPParserError) return true;
+  const e = err as { name?: unknown; code?: unknown; message?: unknown; stack?: unknown };
+  if (e.name === 'HTTPParserError') return true;
+  if (e.code === 'UND_ERR_SOCKET' && typeof e.message === 'string' && PROTOCOL_SOCKET_MESSAGES.has(e.message)) return true;
+  return e.code === 'ERR_ASSERTION' && typeof e.stack === 'string' && /undici[\\/]lib[\\/]dispatcher[\\/]client-h1/.test(e.stack);
+}
+
 /** Maps whatever undici, net, tls or zlib threw to a stable code. */
 export function classifyError(err: unknown): FetchErrorCode {
   if (err instanceof FetchError) return err.code;
-  const code = errCode(err) ?? errCode((err as { cause?: unknown } | null)?.cause);
+  const cause = (err as { cause?: unknown } | null)?.cause;
+  if (cause instanceof FetchError) return cause.code;
+  if (isProtocolViolation(err) || isProtocolViolation(cause)) return 'MEGURI_ERR_PROTOCOL';
+  const code = errCode(err) ?? errCode(cause);
   switch (code) {
     case 'UND_ERR_CONNECT_TIMEOUT':
       return 'MEGURI_ERR_CONNECT_TIMEOUT';
@@ -118,8 +145,19 @@ export function classifyError(err: unknown): FetchErrorCode {
   return 'MEGURI_ERR_INTERNAL';
 }
 
+/** Plain words for undici's terse protocol complaints. */
+const SOCKET_MESSAGE_TEXT: Record<string, string> = {
+  'bad response': 'bad response: the server sent a response undici cannot accept (an unrequested 100 Continue, or bytes while no request was outstanding)',
+  'bad upgrade': 'bad upgrade: the server switched protocols (101) although no upgrade was requested',
+};
+
 export function errorMessage(err: unknown): string {
-  const msg = err instanceof Error ? err.message : String(err);
+  if (errCode(err) === 'ERR_ASSERTION' && isProtocolViolation(err)) {
+    const check = /assert\((.*)\)/.exec(String((err as Error).message))?.[1];
+    return `malformed response: undici's HTTP/1.1 parser gave up${check !== undefined ? ` (${check.slice(0, 200)})` : ''}`;
+  }
+  const raw = err instanceof Error ? err.message : String(err);
+  const msg = errCode(err) === 'UND_ERR_SOCKET' ? (SOCKET_MESSAGE_TEXT[raw] ?? raw) : raw;
   const code = errCode(err);
   const text = code !== undefined && !msg.includes(code) ? `${code}: ${msg}` : msg;
   return text.length > 2000 ? text.slice(0, 2000) : text;

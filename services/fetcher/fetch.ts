@@ -8,6 +8,7 @@
  * is buffered twice.
  */
 import { subscribe } from 'node:diagnostics_channel';
+import { isIP } from 'node:net';
 import type { Socket } from 'node:net';
 import type { Transform } from 'node:stream';
 import { constants as zc, createBrotliDecompress, createGunzip, createInflate, createInflateRaw } from 'node:zlib';
@@ -21,9 +22,13 @@ import type { Clock } from '../runtime/clock.ts';
 import { clockDuration, systemClock } from '../runtime/clock.ts';
 import { BINARY_SNIFF_BYTES, decodeText, looksBinary, parseContentType, sniffEncoding, textKindOf } from './decode.ts';
 import type { TextKind } from './decode.ts';
-import { createResolver } from './dns.ts';
+import { AddressPolicy } from './address-policy.ts';
+import type { AddressSource } from './address-policy.ts';
+import { createResolver, normalizeHost } from './dns.ts';
 import type { NameResolver, ResolveEntry, ResolverStats } from './dns.ts';
 import { classifyError, errorMessage, FetchError } from './errors.ts';
+import { dropInterimResponses } from './interim.ts';
+import { decodeHeaderUtf8, resolveRedirect, truncateText } from './location.ts';
 import type { FetchErrorCode } from './errors.ts';
 import { Limiter } from './limiter.ts';
 import { OriginPools } from './pools.ts';
@@ -40,6 +45,12 @@ export interface FetcherOptions {
   resolver?: NameResolver;
   /** `PATTERN=IP` entries for the default static resolver; ignored when `resolver` is given. */
   resolve?: Iterable<ResolveEntry | string>;
+  /**
+   * `--allow-address` ranges (CIDR or single address) the address policy lets the fetcher dial
+   * besides public addresses (system DNS) and names mapped by `--resolve` (either mode). Under
+   * static DNS nothing else is dialled: not even a public IP-literal URL.
+   */
+  allowAddresses?: Iterable<string>;
   /**
    * Source of `timing.startedAt` and `fetchedAt`. Time limits are wall-clock; reported durations are
    * measured in wall time and given in the clock's milliseconds (`clock.speed`), so a scheduler on a
@@ -171,7 +182,7 @@ function ms(x: number): number {
 function headerValue(v: string | string[] | undefined): string | undefined {
   if (v === undefined) return undefined;
   const s = typeof v === 'string' ? v : v.join(', ');
-  return s.length > MAX_HEADER_VALUE ? s.slice(0, MAX_HEADER_VALUE) : s;
+  return truncateText(s, MAX_HEADER_VALUE);
 }
 
 /** A zlib header: CM = 8 and the check bits; otherwise the server sent raw deflate. */
@@ -331,16 +342,17 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.responded = true;
     this.status = statusCode;
     this.ttfbMs = ms(performance.now() - this.t0);
+    const loc = headers.location;
+    const rawLocation = typeof loc === 'string' ? loc : loc?.[0];
+    this.location = rawLocation !== undefined ? decodeHeaderUtf8(rawLocation) : undefined;
     const kept: Record<string, string> = {};
     for (const name of KEPT_HEADERS) {
-      const v = headerValue(headers[name]);
+      const v = headerValue(name === 'location' ? this.location : headers[name]);
       if (v !== undefined) kept[name] = v;
     }
     this.headers = kept;
     const conn = headerValue(headers.connection);
     this.closed = conn !== undefined && /(?:^|,)\s*close\s*(?:,|$)/i.test(conn);
-    const loc = headers.location;
-    this.location = typeof loc === 'string' ? loc : loc?.[0];
     const ct = parseContentType(kept['content-type']);
     this.contentType = ct?.essence;
     this.declaredCharset = ct?.charset;
@@ -538,6 +550,7 @@ class FetcherCore implements Fetcher {
   readonly o: ResolvedOptions;
   readonly pools: OriginPools;
   readonly resolver: NameResolver;
+  readonly policy: AddressPolicy;
   readonly freshSockets = new WeakMap<Socket, number>();
   readonly counters = { started: 0, completed: 0, failed: 0, newConnections: 0, reusedConnections: 0, staleRetries: 0, wireBytes: 0, decodedBytes: 0 };
   private readonly errorCounts: Record<string, number> = {};
@@ -558,6 +571,7 @@ class FetcherCore implements Fetcher {
     this.clock = opts.clock ?? systemClock;
     this.ownsResolver = opts.resolver === undefined;
     this.resolver = opts.resolver ?? createResolver({ mode: 'static', resolve: opts.resolve ?? [] });
+    this.policy = new AddressPolicy({ allow: opts.allowAddresses ?? [], onlyAllowed: this.resolver.mode === 'static' });
     this.limiter = new Limiter(o.perIpConcurrency, o.maxConcurrency);
     const ua = opts.userAgent ?? defaultUserAgent(opts.contact);
     if (!isValidHeaderValue(ua) || ua.length === 0) throw new RangeError('userAgent must be a non-empty single-line string');
@@ -571,13 +585,17 @@ class FetcherCore implements Fetcher {
     const resolver = this.resolver;
     const fresh = this.freshSockets;
     // Dials the resolved IP; `host` (name:port) stays as is, so undici still derives TLS SNI and
-    // certificate checks from the name.
+    // certificate checks from the name. The address policy judges this very IP, right before the
+    // dial: an answer that changed since fetchChain checked it (DNS rebinding) is judged again.
     const connect: buildConnector.connector = (options, callback) => {
       const t0 = performance.now();
       const go = (ip: string): void => {
+        const refused = this.refusal(options.hostname, ip);
+        if (refused !== undefined) return callback(refused, null);
         dial({ ...options, hostname: ip }, (err, socket) => {
           if (err !== null) return callback(err, null);
           fresh.set(socket, performance.now() - t0);
+          dropInterimResponses(socket);
           callback(null, socket);
         });
       };
@@ -596,6 +614,14 @@ class FetcherCore implements Fetcher {
       maxHeaderSize: 64 * 1024,
     });
     listenForSockets();
+  }
+
+  /** The policy's error for dialling `ip` for `host`, or undefined when it may be dialled. */
+  refusal(host: string, ip: string): FetchError | undefined {
+    const h = normalizeHost(host);
+    const source: AddressSource = isIP(h) !== 0 ? 'literal' : this.resolver.mapped(h) === ip ? 'resolve-map' : 'dns';
+    const verdict = this.policy.check(ip, source, h);
+    return verdict.allowed ? undefined : new FetchError('MEGURI_ERR_FORBIDDEN_ADDRESS', verdict.reason);
   }
 
   async fetch(req: FrontierRecord): Promise<PageRecord> {
@@ -638,6 +664,8 @@ class FetcherCore implements Fetcher {
         return this.finish(req, startedAt, t0, current, redirects, undefined, ms(performance.now() - td), fe);
       }
       const dnsMs = ms(performance.now() - td);
+      const refused = this.refusal(url.hostname, ip);
+      if (refused !== undefined) return this.finish(req, startedAt, t0, current, redirects, undefined, dnsMs, refused);
       const ex = await this.exchange(url, ip, redirects.length === 0 ? req.validators : undefined, textDefault);
       queuedMs += ex.queueMs;
       ex.queueMs = queuedMs;
@@ -647,14 +675,10 @@ class FetcherCore implements Fetcher {
       redirects.push({ url: current, status: ex.status });
       let next: URL;
       try {
-        next = new URL(ex.location, url);
-      } catch {
-        return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, new FetchError('MEGURI_ERR_BAD_REDIRECT', `unparseable Location: ${ex.location.slice(0, 200)}`));
+        next = resolveRedirect(ex.location, url);
+      } catch (err) {
+        return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, err instanceof FetchError ? err : new FetchError('MEGURI_ERR_BAD_REDIRECT', errorMessage(err)));
       }
-      if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-        return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, new FetchError('MEGURI_ERR_BAD_REDIRECT', `redirect to unsupported scheme ${next.protocol}`));
-      }
-      next.hash = '';
       if (redirects.length > this.o.maxRedirects) {
         return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, new FetchError('MEGURI_ERR_REDIRECT_LIMIT', `more than ${this.o.maxRedirects} redirects`));
       }
@@ -715,13 +739,16 @@ class FetcherCore implements Fetcher {
     dnsMs: number | undefined,
     failure?: FetchError,
   ): PageRecord {
-    const error = failure !== undefined ? { code: failure.code, message: failure.message.slice(0, 2000) } : ex?.error;
+    const cause = failure ?? ex?.error;
+    // Everything below that a server chose is bounded to what the pages schema accepts.
+    const error = cause !== undefined ? { code: cause.code, message: truncateText(cause.message, 2000) } : undefined;
+    const status = ex?.status ?? 0;
     const rec: PageRecord = {
       v: SCHEMA_VERSION,
       request: req,
       finalUrl,
       redirects,
-      status: ex?.status ?? 0,
+      status: Number.isInteger(status) && status >= 0 && status <= 999 ? status : 0,
       headers: ex?.headers ?? {},
       bodyTruncated: ex?.truncated ?? false,
       bytes: ex?.bytes ?? 0,
@@ -734,13 +761,13 @@ class FetcherCore implements Fetcher {
     if (ex !== undefined) {
       if (ex.connectMs !== undefined) rec.timing.connectMs = this.duration(ex.connectMs);
       if (ex.ttfbMs !== undefined) rec.timing.ttfbMs = this.duration(ex.ttfbMs);
-      if (ex.contentType !== undefined) rec.contentType = ex.contentType;
-      if (ex.serverIp !== undefined) rec.serverIp = ex.serverIp;
+      if (ex.contentType !== undefined) rec.contentType = truncateText(ex.contentType, 256);
+      if (ex.serverIp !== undefined && ex.serverIp.length <= 64) rec.serverIp = ex.serverIp;
       if (ex.reused !== undefined) rec.connectionReused = ex.reused;
       if (ex.closed !== undefined) rec.connectionClosed = ex.closed;
       if (error === undefined && ex.body !== undefined) {
         rec.body = ex.body;
-        if (ex.charset !== undefined) rec.charset = ex.charset;
+        if (ex.charset !== undefined && ex.charset.length <= 64) rec.charset = ex.charset;
       }
       this.counters.wireBytes += ex.bytes;
       this.counters.decodedBytes += ex.decodedBytes;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { Resolver } from 'node:dns/promises';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { ManualClock } from '../../services/runtime/clock.ts';
-import { createResolver, isNonPublicAddress, parseResolveEntry, StaticResolveMap, SystemResolver } from '../../services/fetcher/dns.ts';
+import { createResolver, parseResolveEntry, StaticResolveMap, SystemResolver } from '../../services/fetcher/dns.ts';
 import type { AddressRecord, RawResolve } from '../../services/fetcher/dns.ts';
 import { FetchError, FETCH_ERRORS, classifyError, isRetryable } from '../../services/fetcher/errors.ts';
 import { Limiter } from '../../services/fetcher/limiter.ts';
@@ -223,21 +223,20 @@ describe('system resolver cache (fake resolve function)', () => {
     assert.equal(dns.log.length, 0);
   });
 
-  it('refuses non-public answers and IP literals unless allowed; overrides stay allowed', async () => {
+  it('answers with whatever the name resolves to and says which names the map covers; the address policy judges them', async () => {
     const dns = fakeDns({ 'internal.test': { A: [{ address: '10.1.2.3', ttl: 300 }] }, 'mapped.test': { AAAA: [{ address: '::ffff:127.0.0.1', ttl: 300 }] } });
-    const strict = createResolver({ mode: 'system', resolve: ['lab.test=127.0.0.2'], clock: new ManualClock(0), rawResolve: dns.raw });
-    await rejectsWith(strict.resolve('internal.test'), 'MEGURI_ERR_BLOCKED_ADDRESS');
-    await rejectsWith(strict.resolve('mapped.test'), 'MEGURI_ERR_BLOCKED_ADDRESS');
-    await rejectsWith(strict.resolve('192.168.1.1'), 'MEGURI_ERR_BLOCKED_ADDRESS');
-    await rejectsWith(strict.resolve('[fe80::1]'), 'MEGURI_ERR_BLOCKED_ADDRESS');
-    assert.equal(strict.peek('127.0.0.1'), undefined);
-    assert.equal(await strict.resolve('lab.test'), '127.0.0.2');
-    assert.equal(await strict.resolve('93.184.216.34'), '93.184.216.34');
-    const lax = createResolver({ mode: 'system', clock: new ManualClock(0), rawResolve: dns.raw, allowNonPublic: true });
-    assert.equal(await lax.resolve('internal.test'), '10.1.2.3');
-    assert.equal(await lax.resolve('127.0.0.1'), '127.0.0.1');
-    assert.equal(isNonPublicAddress('8.8.8.8'), false);
-    assert.equal(isNonPublicAddress('100.64.0.1'), true);
+    const r = createResolver({ mode: 'system', resolve: ['lab.test=127.0.0.2'], clock: new ManualClock(0), rawResolve: dns.raw });
+    assert.equal(await r.resolve('internal.test'), '10.1.2.3');
+    assert.equal(await r.resolve('mapped.test'), '::ffff:127.0.0.1');
+    assert.equal(await r.resolve('[fe80::1]'), 'fe80::1');
+    assert.equal(r.peek('127.0.0.1'), '127.0.0.1');
+    assert.equal(await r.resolve('lab.test'), '127.0.0.2');
+    assert.equal(r.mapped('LAB.test.'), '127.0.0.2');
+    assert.equal(r.mapped('internal.test'), undefined);
+    assert.equal(r.mapped('127.0.0.2'), undefined);
+    const s = createResolver({ mode: 'static', resolve: ['*.sim.test=127.0.0.1'] });
+    assert.equal(s.mapped('h1.sim.test'), '127.0.0.1');
+    assert.equal(s.mapped('127.0.0.1'), undefined);
   });
 
   it('evicts the oldest entry beyond maxEntries', async () => {
