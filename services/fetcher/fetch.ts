@@ -70,7 +70,12 @@ export interface FetcherOptions {
   headersTimeoutMs?: number;
   /** One request/response exchange (each redirect hop), body included. Default 30 000. */
   totalTimeoutMs?: number;
-  /** Redirects followed before MEGURI_ERR_REDIRECT_LIMIT; 0..15. Default 5. */
+  /**
+   * Redirect hops a chain may take before MEGURI_ERR_REDIRECT_LIMIT; 0..15. Default 5. Only
+   * robots.txt redirects are followed here (RFC 9309 §2.3.1.2); a page's 3xx ends the request with
+   * its resolved `location` and the scheduler queues the target, so robots.txt and politeness apply
+   * to it (docs/politeness.md, "Redirects"). The hops of such a chain travel on the request.
+   */
   maxRedirects?: number;
   /** Body bytes read from the wire (before content decoding). Default 2 MiB. */
   maxBodyBytes?: number;
@@ -150,6 +155,8 @@ const KEPT_HEADERS = [
 const MAX_HEADER_VALUE = 2048;
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Longest redirect target passed on (the URL limit of every topic record). */
+const MAX_LOCATION_LENGTH = 8192;
 
 // Truncated compressed input is decoded as far as it goes instead of failing at the end.
 const ZLIB_OPTS = { finishFlush: zc.Z_SYNC_FLUSH };
@@ -605,7 +612,8 @@ class FetcherCore implements Fetcher {
   }
 
   private async fetchChain(req: FrontierRecord, startedAt: number, t0: number): Promise<PageRecord> {
-    const redirects: { url: string; status: number }[] = [];
+    // A page request that is itself a redirect target carries the chain so far.
+    const redirects: { url: string; status: number }[] = req.reason === 'robots' ? [] : [...(req.redirects ?? [])];
     let url: URL;
     try {
       url = new URL(req.url);
@@ -649,6 +657,7 @@ class FetcherCore implements Fetcher {
         return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, new FetchError('MEGURI_ERR_BAD_REDIRECT', `redirect to unsupported scheme ${next.protocol}`));
       }
       next.hash = '';
+      if (req.reason !== 'robots') return this.redirectOutcome(req, startedAt, t0, current, redirects, ex, dnsMs, next.href);
       if (redirects.length > this.o.maxRedirects) {
         return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, new FetchError('MEGURI_ERR_REDIRECT_LIMIT', `more than ${this.o.maxRedirects} redirects`));
       }
@@ -660,6 +669,35 @@ class FetcherCore implements Fetcher {
       url = next;
       current = next.href;
     }
+  }
+
+  /**
+   * A page's 3xx is not followed: the record ends here with the resolved target in `location`, and
+   * the scheduler treats the target like a discovered link. A chain past the hop limit, or one that
+   * comes back to a URL it already passed, ends here instead.
+   */
+  private redirectOutcome(
+    req: FrontierRecord,
+    startedAt: number,
+    t0: number,
+    current: string,
+    redirects: { url: string; status: number }[],
+    ex: Exchange,
+    dnsMs: number,
+    target: string,
+  ): PageRecord {
+    if (redirects.length > this.o.maxRedirects) {
+      return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, new FetchError('MEGURI_ERR_REDIRECT_LIMIT', `more than ${this.o.maxRedirects} redirects`));
+    }
+    if (redirects.some((hop) => hop.url === target)) {
+      return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, new FetchError('MEGURI_ERR_REDIRECT_LIMIT', `redirect loop back to ${target.slice(0, 200)}`));
+    }
+    if (target.length > MAX_LOCATION_LENGTH) {
+      return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, new FetchError('MEGURI_ERR_BAD_REDIRECT', `redirect target longer than ${MAX_LOCATION_LENGTH} characters`));
+    }
+    const rec = this.finish(req, startedAt, t0, current, redirects, ex, dnsMs);
+    if (rec.error === undefined) rec.location = target;
+    return rec;
   }
 
   private async exchange(url: URL, ip: string, validators: FrontierRecord['validators'], textDefault: TextKind): Promise<Exchange> {
