@@ -31,6 +31,8 @@ import type { CrawlProgress } from './progress.ts';
 import { afterOutcome, applyRemedy, beforeRequest, changePageInterval, emptyPoliteness, hostInterval, loadReport, politenessFromSchedulerOptions, remedyFor, underPageCap } from './politeness/index.ts';
 import type { PolitenessConfig } from './politeness/index.ts';
 import { HostLoadBoard } from './load-metrics.ts';
+import { countRedirectOutcome, ipBelongsToHost, pastHopLimit, queueScore } from './redirects.ts';
+import type { RedirectHop } from '../../schemas/index.ts';
 
 /** A page budget shared by the scheduler partitions of one process (`meguri crawl --max-pages`). */
 export interface FetchBudget {
@@ -223,7 +225,11 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       if (!(await this.urls.get(link.url))) this.stats.cgiSkipped++;
       return;
     }
-    await this.discover(link.url, link.depth, link.cgiHops, link.contribution, ctx);
+    if (link.redirect && pastHopLimit(link.redirect)) {
+      this.stats.redirectLimitReached = (this.stats.redirectLimitReached ?? 0) + 1;
+      return;
+    }
+    await this.discover(link.url, link.depth, link.cgiHops, link.contribution, ctx, link.redirect);
   }
 
   /** What one link adds to its target's priority under the configured ordering (seed 003's strategies). */
@@ -232,8 +238,12 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     return ordering === 'bf' ? 0 : ordering === 'blc' ? 1 : contribution;
   }
 
-  /** A URL was found: queue it if new, or let it receive the link's score if known. */
-  private async discover(url: string, depth: number, cgiHops: number, contribution: number, ctx: ProcessorContext): Promise<void> {
+  /**
+   * A URL was found: queue it if new, or let it receive the link's score if known. A redirect
+   * target (`redirect`: the chain that led to it) is queued ahead of the host's other new URLs and
+   * fetched with the chain; a known one is not fetched again (which also ends redirect loops).
+   */
+  private async discover(url: string, depth: number, cgiHops: number, contribution: number, ctx: ProcessorContext, redirect?: RedirectHop[]): Promise<void> {
     const known = await this.urls.get(url);
     const gain = this.linkGain(contribution);
     if (known) {
@@ -244,9 +254,10 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     const state = await this.hostState(host, url);
     // BLC breaks ties by fewer '/' in the URL, then by a shorter URL (seed 003), below one link's worth.
     const score = this.noteScore(roundScore(this.options.ordering === 'blc' ? gain + blcTieBreak(url) : gain));
-    const q = queueKey(host, score, this.stats.seq++);
+    const q = queueKey(host, queueScore(score, redirect), this.stats.seq++);
     this.queues.add(host, q, url);
-    this.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q });
+    this.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q, ...(redirect ? { rc: redirect } : {}) });
+    if (redirect) this.stats.redirectTargetsQueued = (this.stats.redirectTargetsQueued ?? 0) + 1;
     this.stats.urlsKnown++;
     state.queued++;
     this.queuedTotal++;
@@ -274,7 +285,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
         return;
       }
       this.queues.remove(host, known.q);
-      const q = queueKey(host, score, this.stats.seq++);
+      const q = queueKey(host, queueScore(score, known.rc), this.stats.seq++);
       this.queues.add(host, q, url);
       this.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth), q });
       return;
@@ -443,7 +454,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     state: HostState,
     url: string,
     kind: 'page' | 'robots',
-    u: Pick<UrlState, 'd' | 'c' | 's' | 'e' | 'l' | 'v'>,
+    u: Pick<UrlState, 'd' | 'c' | 's' | 'e' | 'l' | 'v' | 'rc'>,
     attempt: number,
     ctx: ProcessorContext,
   ): void {
@@ -453,7 +464,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       requestId: randomUUID(),
       url,
       host,
-      reason: kind === 'robots' ? 'robots' : u.v ? 'revisit' : 'new',
+      reason: kind === 'robots' ? 'robots' : u.v ? 'revisit' : u.rc ? 'redirect' : 'new',
       score: u.s,
       depth: u.d,
       cgiHops: u.c,
@@ -461,6 +472,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       issuedAt: now,
       ...(u.e || u.l ? { validators: { ...(u.e ? { etag: u.e } : {}), ...(u.l ? { lastModified: u.l } : {}) } } : {}),
       ...(state.ip ? { ip: state.ip } : {}),
+      ...(kind === 'page' && !u.v && u.rc ? { redirects: u.rc } : {}),
     };
     state.inflight = { requestId: request.requestId, url, kind, issuedAt: now, attempt };
     this.hosts.put(host, state);
@@ -584,7 +596,8 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     }
     const inflight = state.inflight;
     state.inflight = undefined;
-    if (outcome.serverIp) state.ip = outcome.serverIp;
+    // Only the address that answered for this host: a redirected robots.txt may name another host's.
+    if (ipBelongsToHost(host, outcome)) state.ip = outcome.serverIp;
     this.deadlines.delete(host);
     if (inflight.kind === 'robots') {
       this.applyRobots(host, state, outcome, now);
@@ -592,6 +605,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       if (outcome.errorCode === 'MEGURI_ERR_DNS') await this.dropQueue(host, state, 'error', { now, ctx });
     } else {
       const before = { L: state.pol?.L ?? 0, overloaded: state.ov !== undefined };
+      countRedirectOutcome(this.stats, outcome);
       await this.applyPageOutcome(outcome, state, now, ctx);
       this.publishLoad(host, state, before);
     }

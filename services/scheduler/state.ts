@@ -2,6 +2,8 @@ import type { PolitenessState } from './politeness/state.ts';
 import type { OverloadRemedy } from './politeness/remedy.ts';
 import { PACKED_STATE_BYTES, packState, unpackState } from '../revisit/estimator.ts';
 import type { RevisitState } from '../revisit/estimator.ts';
+import type { RedirectHop } from '../../schemas/frontier.ts';
+import type { RedirectCounters } from './redirects.ts';
 
 /**
  * What the scheduler keeps per URL and per host in its partition's stores. Field names are short
@@ -47,6 +49,8 @@ export interface UrlState {
   y?: number;
   /** consecutive revisits that found the host unreachable (DNS, connection refused or timed out) */
   x?: number;
+  /** while queued as a redirect target: the redirect chain that led here (sent on the request) */
+  rc?: RedirectHop[];
 }
 
 export interface InFlight {
@@ -119,7 +123,7 @@ export function roundScore(score: number): number {
 }
 
 /** Partition-wide counters, stored so they survive restarts and move with the partition. */
-export interface PartitionStats {
+export interface PartitionStats extends RedirectCounters {
   pagesFetched: number;
   uniqueUrlsFetched: number;
   duplicateFetches: number;
