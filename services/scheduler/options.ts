@@ -34,7 +34,7 @@ export const schedulerOptionsSchema = z.strictObject({
     .int()
     .min(0)
     .default(30_000)
-    .describe('URLs of a parked host (robots.txt unreachable, repeated failures) whose next try is further away than this do not keep a --until-idle crawl running.'),
+    .describe('URLs of a parked host (robots.txt unreachable, repeated failures, a Retry-After or back-off) whose next try is further away than this do not keep a --until-idle crawl running.'),
   revisit: z.boolean().default(true).describe('Revisit fetched pages at their estimated change rate and report changes (seed 004).'),
   goneAfterHostFailures: z
     .number()

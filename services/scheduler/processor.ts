@@ -32,6 +32,7 @@ import { afterOutcome, applyRemedy, beforeRequest, changePageInterval, emptyPoli
 import type { PolitenessConfig } from './politeness/index.ts';
 import { HostLoadBoard } from './load-metrics.ts';
 import { countRedirectOutcome, ipBelongsToHost, pastHopLimit, queueScore } from './redirects.ts';
+import { parkedForIdle } from './parking.ts';
 import type { RedirectHop } from '../../schemas/index.ts';
 
 /** A page budget shared by the scheduler partitions of one process (`meguri crawl --max-pages`). */
@@ -165,13 +166,13 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   }
 
   /**
-   * Parked for a while: robots.txt unreachable (the whole host disallowed until it answers) or parked
-   * after repeated failures, with the next try more than `idleParkedMs` away. Short parkings (the
-   * first robots.txt retry, a brief back-off) are waited for like any other work.
+   * Parked for a while: robots.txt unreachable (the whole host disallowed until it answers), parked
+   * after repeated failures, or backing off (a Retry-After, an exponential back-off), with the next
+   * try more than `idleParkedMs` away (parking.ts). Short waits (the first robots.txt retry, a brief
+   * back-off) are waited for like any other work.
    */
   private trackParked(host: string, state: HostState, now: number): void {
-    const retryAt = state.robotsParked === true ? (state.robotsDueAt ?? Infinity) : (state.pol?.p ?? 0);
-    if (retryAt - now > this.options.idleParkedMs) this.parkedHosts.add(host);
+    if (parkedForIdle(state, now, this.options.idleParkedMs)) this.parkedHosts.add(host);
     else this.parkedHosts.delete(host);
   }
 
