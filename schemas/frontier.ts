@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { version, httpUrl, epochMs, validators } from './common.ts';
 
-export const fetchReason = z.enum(['seed', 'new', 'revisit', 'robots', 'sitemap', 'feed', 'redirect']);
+/**
+ * Why a request is made. `address` asks the fetcher only to resolve the host's name (no request to
+ * the server), so the scheduler knows the IP before the first request and can key and cap by it.
+ */
+export const fetchReason = z.enum(['seed', 'new', 'revisit', 'robots', 'sitemap', 'feed', 'redirect', 'address']);
 
 /** Redirects a URL may take before the chain ends with MEGURI_ERR_REDIRECT_LIMIT. */
 export const MAX_REDIRECT_HOPS = 5;

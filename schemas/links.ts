@@ -47,8 +47,8 @@ export const outcomeLink = z.object({
   finalUrl: httpUrl.optional(),
   status: z.number().int().min(0).max(999),
   result: z
-    .enum(['ok', 'not-modified', 'redirect', 'gone', 'client-error', 'server-error', 'error', 'not-html'])
-    .describe('Classification of the fetch for the scheduler.'),
+    .enum(['ok', 'not-modified', 'redirect', 'gone', 'client-error', 'server-error', 'error', 'not-html', 'address'])
+    .describe('Classification of the fetch for the scheduler (`address`: the name was resolved, see serverIp; nothing was fetched).'),
   md5: z.string().regex(/^[0-9a-f]{32}$/).optional(),
   fingerprint: z.string().regex(/^[0-9a-f]{16}$/).optional().describe('64-bit boilerplate-insensitive simhash, hex.'),
   title: z.string().max(1024).optional(),

@@ -604,6 +604,7 @@ class FetcherCore implements Fetcher {
     const t0 = performance.now();
     this.counters.started++;
     try {
+      if (req.reason === 'address') return await this.resolveOnly(req, startedAt, t0);
       return await this.fetchChain(req, startedAt, t0);
     } catch (err) {
       // Only a bug gets here; the contract is a record, never a rejection.
@@ -668,6 +669,20 @@ class FetcherCore implements Fetcher {
       seen.add(next.href);
       url = next;
       current = next.href;
+    }
+  }
+
+  /** reason=address: the host's IP only, no request to the server (the scheduler keys and caps by it). */
+  private async resolveOnly(req: FrontierRecord, startedAt: number, t0: number): Promise<PageRecord> {
+    const td = performance.now();
+    try {
+      const ip = await this.resolver.resolve(new URL(req.url).hostname);
+      const rec = this.finish(req, startedAt, t0, req.url, [], undefined, ms(performance.now() - td));
+      rec.serverIp = ip;
+      return rec;
+    } catch (err) {
+      const fe = err instanceof FetchError ? err : new FetchError('MEGURI_ERR_DNS_TEMPORARY', errorMessage(err));
+      return this.finish(req, startedAt, t0, req.url, [], undefined, ms(performance.now() - td), fe);
     }
   }
 

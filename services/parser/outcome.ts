@@ -75,8 +75,9 @@ export function isHtml(contentType: string | undefined, body: string | undefined
 }
 
 /** Classifies a fetch by its status and error; see the module comment for the table. */
-export function classify(page: Pick<PageRecord, 'status' | 'error' | 'contentType' | 'body' | 'request'>): Result {
+export function classify(page: Pick<PageRecord, 'status' | 'error' | 'contentType' | 'body' | 'request'> & Partial<Pick<PageRecord, 'serverIp'>>): Result {
   const { status } = page;
+  if (page.request.reason === 'address') return page.error === undefined && page.serverIp !== undefined ? 'address' : 'error';
   if (page.error !== undefined || status === 0) return 'error';
   if (status === 304) return 'not-modified';
   if (status >= 200 && status < 300) {
@@ -173,6 +174,8 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
     const ra = parseRetryAfter(page.headers['retry-after'], page.fetchedAt);
     if (ra !== undefined) outcome.retryAfterMs = ra;
   }
+
+  if (req.reason === 'address') return { outcome, links: [] };
 
   if (req.reason === 'robots') {
     const robots: NonNullable<OutcomeLink['robots']> = { status: page.status };

@@ -33,6 +33,7 @@ import type { PolitenessConfig } from './politeness/index.ts';
 import { HostLoadBoard } from './load-metrics.ts';
 import { countRedirectOutcome, ipBelongsToHost, pastHopLimit, queueScore } from './redirects.ts';
 import { parkedForIdle } from './parking.ts';
+import { IpSlots } from './ip-slots.ts';
 import type { RedirectHop } from '../../schemas/index.ts';
 
 /** A page budget shared by the scheduler partitions of one process (`meguri crawl --max-pages`). */
@@ -46,6 +47,8 @@ export interface SchedulerExtras {
   readonly budget?: FetchBudget;
   /** Where the partition publishes its host load figures for Prometheus (set by schedulerService). */
   readonly loadBoards?: Map<number, HostLoadBoard>;
+  /** Requests in flight per server IP, shared by the partitions of this process (set by schedulerService). */
+  readonly ipSlots?: IpSlots;
 }
 
 /**
@@ -91,6 +94,9 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   private readonly revisitRules: RevisitOptions;
   private readonly loadBoards: Map<number, HostLoadBoard> | undefined;
   private readonly board = new HostLoadBoard();
+  private readonly ipSlots: IpSlots;
+  /** host → id of its request counted in ipSlots */
+  private readonly ipCounted = new Map<string, string>();
 
   constructor(
     readonly partition: number,
@@ -102,6 +108,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     this.politeness = politenessFromSchedulerOptions(options, options.politeness);
     this.revisitRules = { ...DEFAULT_REVISIT_OPTIONS, ...options.revisitPolicy };
     this.loadBoards = extras.loadBoards;
+    this.ipSlots = extras.ipSlots ?? new IpSlots();
   }
 
   async init(ctx: ProcessorContext): Promise<void> {
@@ -116,7 +123,10 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       this.queuedTotal += state.queued;
       this.trackParked(host, state, now);
       this.board.load(state.pol?.L ?? 0, state.ov !== undefined);
-      if (state.inflight) this.deadlines.set(host, state.inflight.issuedAt + this.options.requestTimeoutMs);
+      if (state.inflight) {
+        this.deadlines.set(host, state.inflight.issuedAt + this.options.requestTimeoutMs);
+        this.countIp(host, state.inflight);
+      }
       else if (state.queued > 0 || (state.robotsDueAt !== undefined && state.robotsDueAt <= now && state.queued > 0)) this.schedule(host, state.nextAt);
     }
     this.report();
@@ -126,6 +136,9 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   }
 
   close(): void {
+    // The partition moves on: its requests in flight no longer hold this process's IP slots.
+    for (const requestId of this.ipCounted.values()) this.ipSlots.finished(requestId);
+    this.ipCounted.clear();
     if (this.loadBoards?.get(this.partition) === this.board) this.loadBoards.delete(this.partition);
   }
 
@@ -197,6 +210,20 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     if (current !== undefined && current <= at) return;
     this.scheduled.set(host, at);
     this.heap.push(at, host);
+  }
+
+  /** The host's request in flight holds a slot of its IP (per-IP cap, ip-slots.ts). */
+  private countIp(host: string, inflight: { requestId: string; ip?: string }): void {
+    if (inflight.ip === undefined) return;
+    this.ipSlots.started(inflight.requestId, inflight.ip);
+    this.ipCounted.set(host, inflight.requestId);
+  }
+
+  private releaseIp(host: string): void {
+    const requestId = this.ipCounted.get(host);
+    if (requestId === undefined) return;
+    this.ipCounted.delete(host);
+    this.ipSlots.finished(requestId);
   }
 
   private async hostState(host: string, url: string): Promise<HostState> {
@@ -386,6 +413,19 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       this.schedule(host, gate.retryAt);
       return false;
     }
+    // The host's address before anything is asked of its server, so the cap below sees every request.
+    if (this.options.learnAddressFirst && state.ip === undefined && state.ia === undefined) {
+      const first = await this.peekQueue(host);
+      if (!first) return false;
+      this.emitRequest(host, state, robotsUrlFor(first.url), 'address', { d: 0, c: 0, s: 0 }, 1, ctx);
+      return true;
+    }
+    // Per-IP cap (seed 000): the host waits until a request to its server's address ends.
+    if (!this.ipSlots.mayStart(state.ip, this.politeness.maxPerIp)) {
+      this.ipSlots.waitFor(state.ip!, () => this.schedule(host, ctx.now()));
+      this.schedule(host, now + Math.max(1, this.politeness.ipBusyRetryMs));
+      return false;
+    }
     // robots.txt first, and again whenever it is due.
     if (state.robots === undefined || (state.robotsDueAt !== undefined && state.robotsDueAt <= now)) {
       const first = await this.peekQueue(host);
@@ -454,7 +494,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     host: string,
     state: HostState,
     url: string,
-    kind: 'page' | 'robots',
+    kind: 'page' | 'robots' | 'address',
     u: Pick<UrlState, 'd' | 'c' | 's' | 'e' | 'l' | 'v' | 'rc'>,
     attempt: number,
     ctx: ProcessorContext,
@@ -465,7 +505,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       requestId: randomUUID(),
       url,
       host,
-      reason: kind === 'robots' ? 'robots' : u.v ? 'revisit' : u.rc ? 'redirect' : 'new',
+      reason: kind === 'robots' || kind === 'address' ? kind : u.v ? 'revisit' : u.rc ? 'redirect' : 'new',
       score: u.s,
       depth: u.d,
       cgiHops: u.c,
@@ -475,7 +515,8 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       ...(state.ip ? { ip: state.ip } : {}),
       ...(kind === 'page' && !u.v && u.rc ? { redirects: u.rc } : {}),
     };
-    state.inflight = { requestId: request.requestId, url, kind, issuedAt: now, attempt };
+    state.inflight = { requestId: request.requestId, url, kind, issuedAt: now, attempt, ...(kind !== 'address' && state.ip ? { ip: state.ip } : {}) };
+    this.countIp(host, state.inflight);
     this.hosts.put(host, state);
     this.deadlines.set(host, now + this.options.requestTimeoutMs);
     // Keyed by the server's IP once known (seed 000's per-IP limit): all hosts on one IP go to the
@@ -559,6 +600,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       this.deadlines.delete(host);
       if (!state?.inflight) continue;
       const lost = state.inflight;
+      this.releaseIp(host);
       changed++;
       if (lost.attempt < this.options.maxAttempts) {
         ctx.logger.warn({ host, url: lost.url, attempt: lost.attempt }, 'request lost; re-issuing');
@@ -573,6 +615,9 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       if (lost.kind === 'page') {
         const u = await this.urls.get(lost.url);
         if (u) this.urls.put(lost.url, { ...u, st: 'lost' });
+      } else if (lost.kind === 'address') {
+        // No answer about the address: go on without it (the fetcher resolves the name itself).
+        state.ia = now;
       } else {
         // robots.txt never answered: treat as unreachable (complete disallow, retry later).
         state.robots = toJSON(rulesForFetchResult({ error: new Error('robots.txt request lost'), nowMs: now, unreachableSinceMs: state.robotsUnreachableSince ?? null }).rules);
@@ -597,9 +642,17 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     }
     const inflight = state.inflight;
     state.inflight = undefined;
+    this.releaseIp(host);
     // Only the address that answered for this host: a redirected robots.txt may name another host's.
     if (ipBelongsToHost(host, outcome)) state.ip = outcome.serverIp;
     this.deadlines.delete(host);
+    if (inflight.kind === 'address') {
+      // Only the name was resolved: nothing was asked of the server, so no interval runs.
+      state.ia = now;
+      this.hosts.put(host, state);
+      if (state.queued > 0) this.schedule(host, Math.max(now, state.nextAt));
+      return;
+    }
     if (inflight.kind === 'robots') {
       this.applyRobots(host, state, outcome, now);
       // The name does not resolve: the host does not exist (for us); its URLs cannot be fetched.

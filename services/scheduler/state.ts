@@ -56,9 +56,12 @@ export interface UrlState {
 export interface InFlight {
   requestId: string;
   url: string;
-  kind: 'page' | 'robots';
+  /** `address`: the fetcher only resolves the host's name (learnAddressFirst) */
+  kind: 'page' | 'robots' | 'address';
   issuedAt: number;
   attempt: number;
+  /** server IP the request counts against in the per-IP cap */
+  ip?: string;
 }
 
 export interface HostState {
@@ -83,6 +86,8 @@ export interface HostState {
   port?: string;
   /** server IP from the last outcome: frontier records are keyed by it, so one fetcher owns each IP */
   ip?: string;
+  /** when the host's address was asked for (learnAddressFirst); set once, answered or not */
+  ia?: number;
   /** politeness policy state: recent requests, back-off, parking, suspension, load */
   pol?: PolitenessState;
   /** credit of known (revisit) URLs in the new/known split of the host's requests */

@@ -2,7 +2,7 @@
  * Redirects reach the scheduler as discovered links (services/scheduler/redirects.ts): a target is
  * queued first on its own host, fetched only once robots.txt allows it and with the chain so far,
  * never twice, and not past the hop limit; a redirected robots.txt does not give its host the
- * target's IP.
+ * target's IP. And the IP state those rely on: learnt first, one cap per IP (ip-slots.ts).
  */
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,9 +25,9 @@ describe('scheduler: redirects as discoveries', { timeout: 60_000 }, () => {
   let progress: CrawlProgress;
   let seen = 0;
 
-  async function start(): Promise<void> {
+  async function start(extra: Parameters<typeof schedulerService>[0] = {}): Promise<void> {
     progress = new CrawlProgress();
-    service = new StreamService(schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, minIntervalMs: 1000, politeness: { kFactor: 0 } }, { progress }), { transport, dataDir: dir, partitions: 1, clock });
+    service = new StreamService(schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, minIntervalMs: 1000, politeness: { kFactor: 0 }, ...extra }, { progress }), { transport, dataDir: dir, partitions: 1, clock });
     await transport.ensureTopics(service.topicDefinitions(1));
     await service.start();
     await service.ready();
@@ -171,6 +171,78 @@ describe('scheduler: redirects as discoveries', { timeout: 60_000 }, () => {
     clock.advance(1000);
     const [next] = await nextRequests(1);
     assert.equal(next!.ip, '10.0.0.1');
+  });
+});
+
+describe('scheduler: one per-IP cap', { timeout: 60_000 }, () => {
+  let dir: string;
+  let transport: Transport;
+  let clock: ManualClock;
+  let service: StreamService<LinksRecord>;
+  let seen = 0;
+
+  beforeEach(async () => {
+    dir = tempDir();
+    clock = new ManualClock(T0);
+    transport = await EmbeddedTransport.open({ dir, clock });
+    seen = 0;
+  });
+  afterEach(async () => {
+    await service.stop();
+    await transport.close();
+    removeDir(dir);
+  });
+
+  async function frontier(): Promise<FrontierRecord[]> {
+    return (await readAll(transport, 'frontier')).map((r) => frontierRecord.parse(JSON.parse(r.value!)));
+  }
+
+  async function next(count: number): Promise<FrontierRecord[]> {
+    let all: FrontierRecord[] = [];
+    await waitFor(`${count} new frontier records`, async () => (all = await frontier()).length >= seen + count, 10_000, 10);
+    const fresh = all.slice(seen, seen + count);
+    seen += count;
+    return fresh;
+  }
+
+  async function settle(): Promise<void> {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+
+  function answer(req: FrontierRecord, extra: Partial<OutcomeLink> = {}): LinksRecord {
+    return { v: SCHEMA_VERSION, type: 'outcome', requestId: req.requestId, url: req.url, reason: req.reason, status: 200, result: 'ok', outDegree: 0, fetch: { totalMs: 5, bytes: 10_000 }, fetchedAt: clock.now(), ...extra };
+  }
+
+  async function send(records: LinksRecord[]): Promise<void> {
+    await transport.send(records.map((r) => ({ topic: 'links', key: hostKey(r.url), value: Buffer.from(JSON.stringify(r)) })));
+  }
+
+  it('learns each host address first, then keeps at most maxPerIp requests in flight per IP across its hosts', async () => {
+    service = new StreamService(
+      schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, minIntervalMs: 0, learnAddressFirst: true, politeness: { kFactor: 0, maxPerIp: 2, ipBusyRetryMs: 60_000 } }),
+      { transport, dataDir: dir, partitions: 1, clock },
+    );
+    await transport.ensureTopics(service.topicDefinitions(1));
+    await service.start();
+    await service.ready();
+    const hosts = ['a', 'b', 'c', 'd'].map((h) => `http://${h}.test/`);
+    await send(hosts.map((url) => ({ v: 1, type: 'seed', url, addedAt: T0 })));
+    const asks = await next(4);
+    assert.deepEqual(asks.map((r) => r.reason), ['address', 'address', 'address', 'address'], 'nothing is asked of a server before its address is known');
+    // All four hosts live on one address.
+    await send(asks.map((r) => answer(r, { status: 0, result: 'address', serverIp: '10.0.0.7', fetch: { totalMs: 0, bytes: 0 } })));
+    const first = await next(2);
+    assert.ok(first.every((r) => r.reason === 'robots' && r.ip === '10.0.0.7'));
+    await settle();
+    assert.equal((await frontier()).length, seen, 'the other two hosts wait for a slot of 10.0.0.7');
+    // One answer frees one slot: exactly one more request, at once (no ipBusyRetryMs wait).
+    await send([answer(first[0]!, { robots: { status: 404 }, status: 404, result: 'client-error', serverIp: '10.0.0.7' })]);
+    const [third] = await next(1);
+    assert.equal(third!.ip, '10.0.0.7');
+    await settle();
+    assert.equal((await frontier()).length, seen, 'still two in flight');
+    const keys = (await readAll(transport, 'frontier')).map((r) => r.key);
+    assert.ok(keys.slice(4).every((k) => k === '10.0.0.7'), 'every request to the server is keyed by its IP');
   });
 });
 

@@ -489,6 +489,19 @@ describe('fetcher', () => {
     assert.equal(third.location, `http://b.test.local:${main.port}/r/final`, 'fragment removed');
   });
 
+  it('answers reason=address with the resolved IP only, asking the server nothing', async () => {
+    const f = fetcher();
+    const rec = await get(f, `http://a.ip2.local:${main.port}/robots.txt`, { reason: 'address' });
+    assert.equal(rec.error, undefined);
+    assert.equal(rec.status, 0);
+    assert.equal(rec.serverIp, '127.0.0.2');
+    assert.equal(rec.bytes, 0);
+    assert.equal(f.stats().newConnections, 0);
+    const missing = await get(f, `http://nowhere.invalid/robots.txt`, { reason: 'address' });
+    assert.match(missing.error?.code ?? '', /^MEGURI_ERR_DNS/);
+    assert.equal(missing.serverIp, undefined);
+  });
+
   it('ends a redirect chain that loops back or passes the hop limit with MEGURI_ERR_REDIRECT_LIMIT', async () => {
     const f = fetcher();
     const loop = await get(f, `${base}/loop/2`, { reason: 'redirect', redirects: [{ url: `${base}/loop/1`, status: 302 }] });

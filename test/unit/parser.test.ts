@@ -910,3 +910,14 @@ test('outcome: a redirect back onto its own chain, or one that ended with an err
   assert.equal(bare.outcome.result, 'redirect');
   assert.equal(bare.links.length, 0);
 });
+
+test('outcome: an address request gives result address with the IP, or an error', () => {
+  const ok = pageToRecords(page({ status: 0, body: undefined, contentType: undefined, headers: {}, serverIp: '10.0.0.7' }, { reason: 'address', url: 'http://example.com/robots.txt' }));
+  checkSchema(ok);
+  assert.equal(ok.outcome.result, 'address');
+  assert.equal(ok.outcome.serverIp, '10.0.0.7');
+  assert.equal(ok.links.length, 0);
+  const failed = pageToRecords(page({ status: 0, body: undefined, headers: {}, error: { code: 'MEGURI_ERR_DNS', message: 'no such name' } }, { reason: 'address', url: 'http://example.com/robots.txt' }));
+  assert.equal(failed.outcome.result, 'error');
+  assert.equal(failed.outcome.errorCode, 'MEGURI_ERR_DNS');
+});
