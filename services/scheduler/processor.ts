@@ -414,7 +414,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       return false;
     }
     // The host's address before anything is asked of its server, so the cap below sees every request.
-    if (this.options.learnAddressFirst && state.ip === undefined && state.ia === undefined) {
+    if (this.options.learnAddressFirst === true && state.ip === undefined && state.ia === undefined) {
       const first = await this.peekQueue(host);
       if (!first) return false;
       this.emitRequest(host, state, robotsUrlFor(first.url), 'address', { d: 0, c: 0, s: 0 }, 1, ctx);
