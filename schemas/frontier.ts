@@ -1,7 +1,18 @@
 import { z } from 'zod';
 import { version, httpUrl, epochMs, validators } from './common.ts';
 
-export const fetchReason = z.enum(['seed', 'new', 'revisit', 'robots', 'sitemap', 'feed']);
+/**
+ * Why a request is made. `address` asks the fetcher only to resolve the host's name (no request to
+ * the server), so the scheduler knows the IP before the first request and can key and cap by it.
+ */
+export const fetchReason = z.enum(['seed', 'new', 'revisit', 'robots', 'sitemap', 'feed', 'redirect', 'address']);
+
+/** Redirects a URL may take before the chain ends with MEGURI_ERR_REDIRECT_LIMIT. */
+export const MAX_REDIRECT_HOPS = 5;
+
+/** One redirect response of a chain: the URL that answered and its 3xx status. */
+export const redirectHop = z.object({ url: httpUrl, status: z.number().int().min(300).max(399) });
+export type RedirectHop = z.infer<typeof redirectHop>;
 
 /** frontier: one fetch request, emitted by the scheduler when the host is due. */
 export const frontierRecord = z.object({
@@ -16,6 +27,11 @@ export const frontierRecord = z.object({
   validators: validators.optional(),
   attempt: z.number().int().positive().describe('1 for the first try; incremented when a lost request is re-issued.'),
   ip: z.string().max(64).optional().describe('Resolved server IP when known (frontier is then keyed by it).'),
+  redirects: z
+    .array(redirectHop)
+    .max(MAX_REDIRECT_HOPS)
+    .optional()
+    .describe('For reason=redirect: the redirect responses that led here, first first (its length is the hop count).'),
   issuedAt: epochMs,
 });
 export type FrontierRecord = z.infer<typeof frontierRecord>;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { version, httpUrl, epochMs, validators, recordPointer, errorCode } from './common.ts';
-import { fetchReason } from './frontier.ts';
+import { fetchReason, redirectHop, MAX_REDIRECT_HOPS } from './frontier.ts';
 
 /** Out-links listed on an outcome at most (a page with more still sends every `link` record). */
 export const MAX_OUT_LINKS = 2000;
@@ -29,6 +29,12 @@ export const discoveredLink = z.object({
     .boolean()
     .optional()
     .describe('Score passed on by the scheduler from an already-fetched page (IPR VR/AR cut-offs): updates a known URL, never discovers one.'),
+  redirect: z
+    .array(redirectHop)
+    .min(1)
+    .max(MAX_REDIRECT_HOPS)
+    .optional()
+    .describe('Set when the target is the Location of a redirect: the chain that led to it (the source is the last hop). Same depth as the source, queued first on its host.'),
 });
 
 /** The result of one fetch request, keyed by the fetched URL's host (back to the owning partition). */
@@ -41,8 +47,8 @@ export const outcomeLink = z.object({
   finalUrl: httpUrl.optional(),
   status: z.number().int().min(0).max(999),
   result: z
-    .enum(['ok', 'not-modified', 'redirect', 'gone', 'client-error', 'server-error', 'error', 'not-html'])
-    .describe('Classification of the fetch for the scheduler.'),
+    .enum(['ok', 'not-modified', 'redirect', 'gone', 'client-error', 'server-error', 'error', 'not-html', 'address'])
+    .describe('Classification of the fetch for the scheduler (`address`: the name was resolved, see serverIp; nothing was fetched).'),
   md5: z.string().regex(/^[0-9a-f]{32}$/).optional(),
   fingerprint: z.string().regex(/^[0-9a-f]{16}$/).optional().describe('64-bit boilerplate-insensitive simhash, hex.'),
   title: z.string().max(1024).optional(),
@@ -62,6 +68,7 @@ export const outcomeLink = z.object({
   }),
   retryAfterMs: z.number().int().nonnegative().optional().describe('From a 429/503 Retry-After header.'),
   errorCode: errorCode.optional(),
+  location: httpUrl.optional().describe('For result=redirect: the resolved target (also sent as a discovered link).'),
   serverIp: z.string().max(64).optional(),
   robots: z
     .object({ status: z.number().int(), body: z.string().optional(), errorCode: errorCode.optional() })

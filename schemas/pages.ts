@@ -6,8 +6,14 @@ import { frontierRecord } from './frontier.ts';
 export const pageRecord = z.object({
   v: version,
   request: frontierRecord.describe('The fetch request, echoed.'),
-  finalUrl: httpUrl.describe('URL after redirects.'),
-  redirects: z.array(z.object({ url: z.string(), status: z.number().int() })).max(16),
+  finalUrl: httpUrl.describe('URL of the response recorded here (the request URL unless the fetcher followed a redirect itself, as for robots.txt).'),
+  redirects: z
+    .array(z.object({ url: z.string(), status: z.number().int() }))
+    .max(16)
+    .describe('The redirect chain so far: the hops that led to this request and, for a 3xx, this response too.'),
+  location: httpUrl
+    .optional()
+    .describe("For a 3xx: its Location resolved against the URL, fragment removed. The fetcher does not follow it; the scheduler queues it as a discovery (reason redirect)."),
   status: z.number().int().min(0).max(999).describe('HTTP status of the final response; 0 when no response.'),
   headers: z.record(z.string(), z.string()).describe('Selected response headers, lower-case names.'),
   contentType: z.string().max(256).optional(),

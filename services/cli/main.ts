@@ -74,6 +74,7 @@ interface CrawlFlags {
   maxPages?: number;
   maxDepth: number;
   minInterval: number;
+  maxPerIp?: number;
   userAgent?: string;
   contact?: string;
   resolve: string[];
@@ -97,6 +98,7 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--max-pages <n>', 'stop after this many pages', int('--max-pages', 0))
     .option('--max-depth <n>', 'hops from a seed beyond which links are not followed', int('--max-depth', 0), 15)
     .option('--min-interval <s>', 'minimum seconds between requests to one host', seconds, defaults.minInterval)
+    .option('--max-per-ip <n>', 'requests in flight to one server IP, across all its hosts (default 2; politeness.maxPerIp)', int('--max-per-ip', 1))
     .option('--user-agent <ua>', 'User-Agent header (default names meguri and the contact URL)')
     .option('--contact <url>', 'contact URL put in the default User-Agent')
     .option('--resolve <pattern=ip>', 'static name resolution, e.g. *.sim.test=127.0.0.1 (repeatable)', collect, [])
@@ -128,6 +130,8 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
   const userAgent = flags.userAgent ?? file.userAgent ?? defaultUserAgent(flags.contact);
   const fromFlag = (name: 'maxDepth' | 'minIntervalMs'): boolean => file[name] === undefined || explicit.has(name === 'maxDepth' ? 'maxDepth' : 'minInterval');
   const logger = createLogger({ name: 'meguri', level: flags.logLevel as 'warn', destination: 2 });
+  // One per-IP cap for the scheduler and the fetcher's own limiter (a flag wins over the file).
+  const maxPerIp = flags.maxPerIp ?? file.politeness?.maxPerIp;
   return {
     seeds,
     dataDir: flags.data,
@@ -140,11 +144,13 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
       ...file,
       ...(fromFlag('maxDepth') ? { maxDepth: flags.maxDepth } : {}),
       ...(fromFlag('minIntervalMs') ? { minIntervalMs: Math.round(flags.minInterval * 1000) } : {}),
+      ...(maxPerIp !== undefined ? { politeness: { ...file.politeness, maxPerIp } } : {}),
       userAgent,
     },
     fetcher: {
       userAgent,
       ...fetchTimeouts(flags.timeout),
+      ...(maxPerIp !== undefined ? { perIpConcurrency: maxPerIp } : {}),
       resolver: createResolver({ mode: flags.dns, resolve: [...extraResolve, ...flags.resolve] }),
       allowAddresses: flags.allowAddress,
     },
@@ -229,6 +235,7 @@ export function buildProgram(): Command {
     .option('--http-port <port>', 'health/metrics port (or MEGURI_HTTP_PORT; default 9464)', int('--http-port', 0))
     .option('--min-interval <s>', 'scheduler: minimum seconds between requests to one host', seconds)
     .option('--max-depth <n>', 'scheduler: maximum hops from a seed', int('--max-depth', 0))
+    .option('--max-per-ip <n>', 'scheduler and fetcher: requests in flight to one server IP (or MEGURI_MAX_PER_IP; default: politeness.maxPerIp of the scheduler config, else 2)', int('--max-per-ip', 1))
     .option('--scheduler-config <file>', 'scheduler: JSON settings file (or MEGURI_SCHEDULER_CONFIG); see `meguri config scheduler`')
     .option('--user-agent <ua>', 'User-Agent (or MEGURI_USER_AGENT)')
     .option('--contact <url>', 'contact URL for the default User-Agent (or MEGURI_CONTACT_URL)')

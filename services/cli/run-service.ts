@@ -5,6 +5,7 @@
 import { ConfigError, StreamService, createLogger, createTransport, loadRuntimeConfig, onShutdownSignal, startHealthServer } from '../runtime/index.ts';
 import { schedulerService } from '../scheduler/service.ts';
 import { readSchedulerConfig } from './scheduler-config.ts';
+import type { SchedulerOptionsInput } from '../scheduler/options.ts';
 import { fetcherService } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';
 import { parseCidr } from '../fetcher/address-policy.ts';
@@ -15,6 +16,21 @@ import { defaultUserAgent, fetchTimeouts } from '../fetcher/fetch.ts';
 function env(name: string): string | undefined {
   const v = process.env[name];
   return v === undefined || v === '' ? undefined : v;
+}
+
+/**
+ * The per-IP cap, one setting for the scheduler and every fetcher: --max-per-ip, else
+ * MEGURI_MAX_PER_IP, else politeness.maxPerIp of the scheduler settings file (undefined: default).
+ */
+function maxPerIpSetting(flags: Record<string, unknown>, file: SchedulerOptionsInput): number | undefined {
+  if (flags.maxPerIp !== undefined) return flags.maxPerIp as number;
+  const raw = env('MEGURI_MAX_PER_IP');
+  if (raw !== undefined) {
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1) throw new ConfigError(`invalid configuration:\n  MEGURI_MAX_PER_IP: must be an integer ≥ 1, got ${JSON.stringify(raw)}`);
+    return n;
+  }
+  return file.politeness?.maxPerIp;
 }
 
 export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser', flags: Record<string, unknown>): Promise<void> {
@@ -42,9 +58,10 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
   const common = { transport, dataDir: config.dataDir, topicPrefix: config.topicPrefix, partitions: config.partitions, memberName: config.instanceId, logger };
   let service: StreamService<unknown>;
   let closeExtra = async (): Promise<void> => {};
+  const file = name === 'parser' ? {} : readSchedulerConfig((flags.schedulerConfig as string | undefined) ?? env('MEGURI_SCHEDULER_CONFIG'));
+  const maxPerIp = maxPerIpSetting(flags, file);
   if (name === 'scheduler') {
     // Precedence: flags, then MEGURI_* variables, then the settings file, then defaults.
-    const file = readSchedulerConfig((flags.schedulerConfig as string | undefined) ?? env('MEGURI_SCHEDULER_CONFIG'));
     const explicitAgent = (flags.userAgent as string | undefined) ?? env('MEGURI_USER_AGENT');
     service = new StreamService(
       schedulerService({
@@ -52,13 +69,23 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
         userAgent: explicitAgent ?? file.userAgent ?? userAgent,
         ...(flags.minInterval !== undefined ? { minIntervalMs: Math.round((flags.minInterval as number) * 1000) } : env('MEGURI_MIN_INTERVAL_MS') ? { minIntervalMs: Number(env('MEGURI_MIN_INTERVAL_MS')) } : {}),
         ...(flags.maxDepth !== undefined ? { maxDepth: flags.maxDepth as number } : {}),
+        ...(maxPerIp !== undefined ? { politeness: { ...file.politeness, maxPerIp } } : {}),
+        // Fetchers run as separate processes here: learn each host's IP before its first request so
+        // the per-IP cap sees every request (a settings file may turn it off).
+        learnAddressFirst: file.learnAddressFirst ?? true,
       }),
       common,
     ) as StreamService<unknown>;
   } else if (name === 'fetcher') {
     const timeoutS = (flags.timeout as number | undefined) ?? (env('MEGURI_FETCH_TIMEOUT_S') ? Number(env('MEGURI_FETCH_TIMEOUT_S')) : undefined);
-    if (timeoutS !== undefined && !(timeoutS > 0)) throw new Error(`fetch timeout must be a number of seconds > 0, got ${timeoutS}`);
-    const definition = fetcherService({ userAgent, resolver: createResolver({ mode: dns, resolve }), allowAddresses, ...(timeoutS !== undefined ? fetchTimeouts(timeoutS) : {}) });
+    if (timeoutS !== undefined && !(timeoutS > 0)) throw new ConfigError(`fetch timeout must be a number of seconds > 0, got ${timeoutS}`);
+    const definition = fetcherService({
+      userAgent,
+      resolver: createResolver({ mode: dns, resolve }),
+      allowAddresses,
+      ...(timeoutS !== undefined ? fetchTimeouts(timeoutS) : {}),
+      ...(maxPerIp !== undefined ? { perIpConcurrency: maxPerIp } : {}),
+    });
     service = new StreamService(definition, common) as StreamService<unknown>;
     closeExtra = () => definition.fetcher.close();
   } else {

@@ -81,7 +81,12 @@ export interface FetcherOptions {
   headersTimeoutMs?: number;
   /** One request/response exchange (each redirect hop), body included. Default 30 000. */
   totalTimeoutMs?: number;
-  /** Redirects followed before MEGURI_ERR_REDIRECT_LIMIT; 0..15. Default 5. */
+  /**
+   * Redirect hops a chain may take before MEGURI_ERR_REDIRECT_LIMIT; 0..15. Default 5. Only
+   * robots.txt redirects are followed here (RFC 9309 §2.3.1.2); a page's 3xx ends the request with
+   * its resolved `location` and the scheduler queues the target, so robots.txt and politeness apply
+   * to it (docs/politeness.md, "Redirects"). The hops of such a chain travel on the request.
+   */
   maxRedirects?: number;
   /** Body bytes read from the wire (before content decoding). Default 2 MiB. */
   maxBodyBytes?: number;
@@ -167,6 +172,8 @@ const KEPT_HEADERS = [
 const MAX_HEADER_VALUE = 2048;
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Longest redirect target passed on (the URL limit of every topic record). */
+const MAX_LOCATION_LENGTH = 8192;
 
 // Truncated compressed input is decoded as far as it goes instead of failing at the end.
 const ZLIB_OPTS = { finishFlush: zc.Z_SYNC_FLUSH };
@@ -629,6 +636,7 @@ class FetcherCore implements Fetcher {
     const t0 = performance.now();
     this.counters.started++;
     try {
+      if (req.reason === 'address') return await this.resolveOnly(req, startedAt, t0);
       return await this.fetchChain(req, startedAt, t0);
     } catch (err) {
       // Only a bug gets here; the contract is a record, never a rejection.
@@ -637,7 +645,8 @@ class FetcherCore implements Fetcher {
   }
 
   private async fetchChain(req: FrontierRecord, startedAt: number, t0: number): Promise<PageRecord> {
-    const redirects: { url: string; status: number }[] = [];
+    // A page request that is itself a redirect target carries the chain so far.
+    const redirects: { url: string; status: number }[] = req.reason === 'robots' ? [] : [...(req.redirects ?? [])];
     let url: URL;
     try {
       url = new URL(req.url);
@@ -679,6 +688,7 @@ class FetcherCore implements Fetcher {
       } catch (err) {
         return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, err instanceof FetchError ? err : new FetchError('MEGURI_ERR_BAD_REDIRECT', errorMessage(err)));
       }
+      if (req.reason !== 'robots') return this.redirectOutcome(req, startedAt, t0, current, redirects, ex, dnsMs, next.href);
       if (redirects.length > this.o.maxRedirects) {
         return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, new FetchError('MEGURI_ERR_REDIRECT_LIMIT', `more than ${this.o.maxRedirects} redirects`));
       }
@@ -690,6 +700,49 @@ class FetcherCore implements Fetcher {
       url = next;
       current = next.href;
     }
+  }
+
+  /** reason=address: the host's IP only, no request to the server (the scheduler keys and caps by it). */
+  private async resolveOnly(req: FrontierRecord, startedAt: number, t0: number): Promise<PageRecord> {
+    const td = performance.now();
+    try {
+      const ip = await this.resolver.resolve(new URL(req.url).hostname);
+      const rec = this.finish(req, startedAt, t0, req.url, [], undefined, ms(performance.now() - td));
+      rec.serverIp = ip;
+      return rec;
+    } catch (err) {
+      const fe = err instanceof FetchError ? err : new FetchError('MEGURI_ERR_DNS_TEMPORARY', errorMessage(err));
+      return this.finish(req, startedAt, t0, req.url, [], undefined, ms(performance.now() - td), fe);
+    }
+  }
+
+  /**
+   * A page's 3xx is not followed: the record ends here with the resolved target in `location`, and
+   * the scheduler treats the target like a discovered link. A chain past the hop limit, or one that
+   * comes back to a URL it already passed, ends here instead.
+   */
+  private redirectOutcome(
+    req: FrontierRecord,
+    startedAt: number,
+    t0: number,
+    current: string,
+    redirects: { url: string; status: number }[],
+    ex: Exchange,
+    dnsMs: number,
+    target: string,
+  ): PageRecord {
+    if (redirects.length > this.o.maxRedirects) {
+      return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, new FetchError('MEGURI_ERR_REDIRECT_LIMIT', `more than ${this.o.maxRedirects} redirects`));
+    }
+    if (redirects.some((hop) => hop.url === target)) {
+      return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, new FetchError('MEGURI_ERR_REDIRECT_LIMIT', `redirect loop back to ${target.slice(0, 200)}`));
+    }
+    if (target.length > MAX_LOCATION_LENGTH) {
+      return this.finish(req, startedAt, t0, current, redirects, ex, dnsMs, new FetchError('MEGURI_ERR_BAD_REDIRECT', `redirect target longer than ${MAX_LOCATION_LENGTH} characters`));
+    }
+    const rec = this.finish(req, startedAt, t0, current, redirects, ex, dnsMs);
+    if (rec.error === undefined) rec.location = target;
+    return rec;
   }
 
   private async exchange(url: URL, ip: string, validators: FrontierRecord['validators'], textDefault: TextKind): Promise<Exchange> {

@@ -26,10 +26,18 @@
  *     too (and counted in outDegree); cross-site canonicals are ignored so a page cannot push
  *     crawl budget onto another site through an invisible link.
  *   Relative links of a redirected page resolve against its finalUrl.
+ *
+ * Redirects: a 3xx with a `location` (the fetcher resolved it and does not follow it) gives one
+ * discovered link to the normalised target carrying the redirect chain so far: same depth and
+ * cgiHops as the source, the source's whole score as contribution. The scheduler queues it like any
+ * link (robots.txt, interval, caps of the target host apply), first in its host's queue. A target
+ * already on the chain (a loop) is not sent; the outcome names the target in `location`.
  */
 import type { PageRecord } from '../../schemas/pages.ts';
 import type { DiscoveredLink, OutcomeLink } from '../../schemas/links.ts';
 import { MAX_OUT_LINKS } from '../../schemas/links.ts';
+import { MAX_REDIRECT_HOPS } from '../../schemas/frontier.ts';
+import type { RedirectHop } from '../../schemas/frontier.ts';
 import { SCHEMA_VERSION } from '../../schemas/common.ts';
 import { extractPage, parseRobotsDirectives, type Extracted, type ExtractOptions } from './extract.ts';
 import { md5Hex, simhash } from './fingerprint.ts';
@@ -67,8 +75,9 @@ export function isHtml(contentType: string | undefined, body: string | undefined
 }
 
 /** Classifies a fetch by its status and error; see the module comment for the table. */
-export function classify(page: Pick<PageRecord, 'status' | 'error' | 'contentType' | 'body' | 'request'>): Result {
+export function classify(page: Pick<PageRecord, 'status' | 'error' | 'contentType' | 'body' | 'request'> & Partial<Pick<PageRecord, 'serverIp'>>): Result {
   const { status } = page;
+  if (page.request.reason === 'address') return page.error === undefined && page.serverIp !== undefined ? 'address' : 'error';
   if (page.error !== undefined || status === 0) return 'error';
   if (status === 304) return 'not-modified';
   if (status >= 200 && status < 300) {
@@ -166,6 +175,8 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
     if (ra !== undefined) outcome.retryAfterMs = ra;
   }
 
+  if (req.reason === 'address') return { outcome, links: [] };
+
   if (req.reason === 'robots') {
     const robots: NonNullable<OutcomeLink['robots']> = { status: page.status };
     if (result === 'ok' && page.body !== undefined) robots.body = page.body;
@@ -179,6 +190,7 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
     if (v !== undefined) outcome.validators = v;
   }
   if (result === 'not-html' && page.body !== undefined) outcome.md5 = md5Hex(page.body);
+  if (result === 'redirect') return redirectRecords(page, outcome, opts);
   if (result !== 'ok') return { outcome, links: [] };
 
   const body = page.body ?? '';
@@ -237,4 +249,42 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
     links[i] = link;
   }
   return { outcome, links, extracted: ex };
+}
+
+/** The chain of a 3xx as schema hops; undefined when it is not a usable chain of at most MAX_REDIRECT_HOPS. */
+function redirectChain(page: PageRecord): RedirectHop[] | undefined {
+  const hops = page.redirects;
+  if (hops.length === 0 || hops.length > MAX_REDIRECT_HOPS) return undefined;
+  const chain: RedirectHop[] = [];
+  for (const h of hops) {
+    if (!/^https?:\/\//i.test(h.url) || h.url.length > 8192 || h.status < 300 || h.status > 399) return undefined;
+    chain.push({ url: h.url, status: h.status });
+  }
+  return chain;
+}
+
+/** A 3xx whose target the fetcher resolved: the outcome names it, and one link sends it to its host's scheduler. */
+function redirectRecords(page: PageRecord, outcome: OutcomeLink, opts: OutcomeOptions): PageRecords {
+  if (page.location === undefined) return { outcome, links: [] };
+  const req = page.request;
+  const target = normalizeUrl(page.location, undefined, opts);
+  const chain = redirectChain(page);
+  if (!target.ok || chain === undefined) return { outcome, links: [] };
+  outcome.location = target.url;
+  if (target.url === req.url || chain.some((h) => h.url === target.url)) return { outcome, links: [] };
+  outcome.outDegree = 1;
+  outcome.outLinks = [target.url];
+  const link: DiscoveredLink = {
+    v: SCHEMA_VERSION,
+    type: 'link',
+    url: target.url,
+    source: page.finalUrl,
+    depth: req.depth,
+    cgiHops: req.cgiHops,
+    contribution: Math.max(0, req.score) + 1,
+    sameSite: siteOf(hostOf(target.url)) === siteOf(hostOf(page.finalUrl)),
+    foundAt: page.fetchedAt,
+    redirect: chain,
+  };
+  return { outcome, links: [link] };
 }

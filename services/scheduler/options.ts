@@ -34,7 +34,11 @@ export const schedulerOptionsSchema = z.strictObject({
     .int()
     .min(0)
     .default(30_000)
-    .describe('URLs of a parked host (robots.txt unreachable, repeated failures) whose next try is further away than this do not keep a --until-idle crawl running.'),
+    .describe('URLs of a parked host (robots.txt unreachable, repeated failures, a Retry-After or back-off) whose next try is further away than this do not keep a --until-idle crawl running.'),
+  learnAddressFirst: z
+    .boolean()
+    .optional()
+    .describe("Resolve a new host's name through the fetcher before its first request, so every request to a server is keyed and capped by its IP (politeness.maxPerIp holds across fetcher processes). Unset: on for `meguri run scheduler`, off for `meguri crawl` (one fetcher in the process limits every address itself)."),
   revisit: z.boolean().default(true).describe('Revisit fetched pages at their estimated change rate and report changes (seed 004).'),
   goneAfterHostFailures: z
     .number()

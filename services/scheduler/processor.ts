@@ -31,6 +31,10 @@ import type { CrawlProgress } from './progress.ts';
 import { afterOutcome, applyRemedy, beforeRequest, changePageInterval, emptyPoliteness, hostInterval, loadReport, politenessFromSchedulerOptions, remedyFor, underPageCap } from './politeness/index.ts';
 import type { PolitenessConfig } from './politeness/index.ts';
 import { HostLoadBoard } from './load-metrics.ts';
+import { countRedirectOutcome, ipBelongsToHost, pastHopLimit, queueScore } from './redirects.ts';
+import { parkedForIdle } from './parking.ts';
+import { IpSlots } from './ip-slots.ts';
+import type { RedirectHop } from '../../schemas/index.ts';
 
 /** A page budget shared by the scheduler partitions of one process (`meguri crawl --max-pages`). */
 export interface FetchBudget {
@@ -43,6 +47,8 @@ export interface SchedulerExtras {
   readonly budget?: FetchBudget;
   /** Where the partition publishes its host load figures for Prometheus (set by schedulerService). */
   readonly loadBoards?: Map<number, HostLoadBoard>;
+  /** Requests in flight per server IP, shared by the partitions of this process (set by schedulerService). */
+  readonly ipSlots?: IpSlots;
 }
 
 /**
@@ -88,6 +94,9 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   private readonly revisitRules: RevisitOptions;
   private readonly loadBoards: Map<number, HostLoadBoard> | undefined;
   private readonly board = new HostLoadBoard();
+  private readonly ipSlots: IpSlots;
+  /** host → id of its request counted in ipSlots */
+  private readonly ipCounted = new Map<string, string>();
 
   constructor(
     readonly partition: number,
@@ -99,6 +108,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     this.politeness = politenessFromSchedulerOptions(options, options.politeness);
     this.revisitRules = { ...DEFAULT_REVISIT_OPTIONS, ...options.revisitPolicy };
     this.loadBoards = extras.loadBoards;
+    this.ipSlots = extras.ipSlots ?? new IpSlots();
   }
 
   async init(ctx: ProcessorContext): Promise<void> {
@@ -113,7 +123,10 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       this.queuedTotal += state.queued;
       this.trackParked(host, state, now);
       this.board.load(state.pol?.L ?? 0, state.ov !== undefined);
-      if (state.inflight) this.deadlines.set(host, state.inflight.issuedAt + this.options.requestTimeoutMs);
+      if (state.inflight) {
+        this.deadlines.set(host, state.inflight.issuedAt + this.options.requestTimeoutMs);
+        this.countIp(host, state.inflight);
+      }
       else if (state.queued > 0 || (state.robotsDueAt !== undefined && state.robotsDueAt <= now && state.queued > 0)) this.schedule(host, state.nextAt);
     }
     this.report();
@@ -123,6 +136,9 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   }
 
   close(): void {
+    // The partition moves on: its requests in flight no longer hold this process's IP slots.
+    for (const requestId of this.ipCounted.values()) this.ipSlots.finished(requestId);
+    this.ipCounted.clear();
     if (this.loadBoards?.get(this.partition) === this.board) this.loadBoards.delete(this.partition);
   }
 
@@ -163,13 +179,13 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   }
 
   /**
-   * Parked for a while: robots.txt unreachable (the whole host disallowed until it answers) or parked
-   * after repeated failures, with the next try more than `idleParkedMs` away. Short parkings (the
-   * first robots.txt retry, a brief back-off) are waited for like any other work.
+   * Parked for a while: robots.txt unreachable (the whole host disallowed until it answers), parked
+   * after repeated failures, or backing off (a Retry-After, an exponential back-off), with the next
+   * try more than `idleParkedMs` away (parking.ts). Short waits (the first robots.txt retry, a brief
+   * back-off) are waited for like any other work.
    */
   private trackParked(host: string, state: HostState, now: number): void {
-    const retryAt = state.robotsParked === true ? (state.robotsDueAt ?? Infinity) : (state.pol?.p ?? 0);
-    if (retryAt - now > this.options.idleParkedMs) this.parkedHosts.add(host);
+    if (parkedForIdle(state, now, this.options.idleParkedMs)) this.parkedHosts.add(host);
     else this.parkedHosts.delete(host);
   }
 
@@ -194,6 +210,20 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     if (current !== undefined && current <= at) return;
     this.scheduled.set(host, at);
     this.heap.push(at, host);
+  }
+
+  /** The host's request in flight holds a slot of its IP (per-IP cap, ip-slots.ts). */
+  private countIp(host: string, inflight: { requestId: string; ip?: string }): void {
+    if (inflight.ip === undefined) return;
+    this.ipSlots.started(inflight.requestId, inflight.ip);
+    this.ipCounted.set(host, inflight.requestId);
+  }
+
+  private releaseIp(host: string): void {
+    const requestId = this.ipCounted.get(host);
+    if (requestId === undefined) return;
+    this.ipCounted.delete(host);
+    this.ipSlots.finished(requestId);
   }
 
   private async hostState(host: string, url: string): Promise<HostState> {
@@ -223,7 +253,11 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       if (!(await this.urls.get(link.url))) this.stats.cgiSkipped++;
       return;
     }
-    await this.discover(link.url, link.depth, link.cgiHops, link.contribution, ctx);
+    if (link.redirect && pastHopLimit(link.redirect)) {
+      this.stats.redirectLimitReached = (this.stats.redirectLimitReached ?? 0) + 1;
+      return;
+    }
+    await this.discover(link.url, link.depth, link.cgiHops, link.contribution, ctx, link.redirect);
   }
 
   /** What one link adds to its target's priority under the configured ordering (seed 003's strategies). */
@@ -232,8 +266,12 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     return ordering === 'bf' ? 0 : ordering === 'blc' ? 1 : contribution;
   }
 
-  /** A URL was found: queue it if new, or let it receive the link's score if known. */
-  private async discover(url: string, depth: number, cgiHops: number, contribution: number, ctx: ProcessorContext): Promise<void> {
+  /**
+   * A URL was found: queue it if new, or let it receive the link's score if known. A redirect
+   * target (`redirect`: the chain that led to it) is queued ahead of the host's other new URLs and
+   * fetched with the chain; a known one is not fetched again (which also ends redirect loops).
+   */
+  private async discover(url: string, depth: number, cgiHops: number, contribution: number, ctx: ProcessorContext, redirect?: RedirectHop[]): Promise<void> {
     const known = await this.urls.get(url);
     const gain = this.linkGain(contribution);
     if (known) {
@@ -244,9 +282,10 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     const state = await this.hostState(host, url);
     // BLC breaks ties by fewer '/' in the URL, then by a shorter URL (seed 003), below one link's worth.
     const score = this.noteScore(roundScore(this.options.ordering === 'blc' ? gain + blcTieBreak(url) : gain));
-    const q = queueKey(host, score, this.stats.seq++);
+    const q = queueKey(host, queueScore(score, redirect), this.stats.seq++);
     this.queues.add(host, q, url);
-    this.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q });
+    this.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q, ...(redirect ? { rc: redirect } : {}) });
+    if (redirect) this.stats.redirectTargetsQueued = (this.stats.redirectTargetsQueued ?? 0) + 1;
     this.stats.urlsKnown++;
     state.queued++;
     this.queuedTotal++;
@@ -274,7 +313,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
         return;
       }
       this.queues.remove(host, known.q);
-      const q = queueKey(host, score, this.stats.seq++);
+      const q = queueKey(host, queueScore(score, known.rc), this.stats.seq++);
       this.queues.add(host, q, url);
       this.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth), q });
       return;
@@ -374,6 +413,19 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       this.schedule(host, gate.retryAt);
       return false;
     }
+    // The host's address before anything is asked of its server, so the cap below sees every request.
+    if (this.options.learnAddressFirst === true && state.ip === undefined && state.ia === undefined) {
+      const first = await this.peekQueue(host);
+      if (!first) return false;
+      this.emitRequest(host, state, robotsUrlFor(first.url), 'address', { d: 0, c: 0, s: 0 }, 1, ctx);
+      return true;
+    }
+    // Per-IP cap (seed 000): the host waits until a request to its server's address ends.
+    if (!this.ipSlots.mayStart(state.ip, this.politeness.maxPerIp)) {
+      this.ipSlots.waitFor(state.ip!, () => this.schedule(host, ctx.now()));
+      this.schedule(host, now + Math.max(1, this.politeness.ipBusyRetryMs));
+      return false;
+    }
     // robots.txt first, and again whenever it is due.
     if (state.robots === undefined || (state.robotsDueAt !== undefined && state.robotsDueAt <= now)) {
       const first = await this.peekQueue(host);
@@ -442,8 +494,8 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     host: string,
     state: HostState,
     url: string,
-    kind: 'page' | 'robots',
-    u: Pick<UrlState, 'd' | 'c' | 's' | 'e' | 'l' | 'v'>,
+    kind: 'page' | 'robots' | 'address',
+    u: Pick<UrlState, 'd' | 'c' | 's' | 'e' | 'l' | 'v' | 'rc'>,
     attempt: number,
     ctx: ProcessorContext,
   ): void {
@@ -453,7 +505,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       requestId: randomUUID(),
       url,
       host,
-      reason: kind === 'robots' ? 'robots' : u.v ? 'revisit' : 'new',
+      reason: kind === 'robots' || kind === 'address' ? kind : u.v ? 'revisit' : u.rc ? 'redirect' : 'new',
       score: u.s,
       depth: u.d,
       cgiHops: u.c,
@@ -461,8 +513,10 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       issuedAt: now,
       ...(u.e || u.l ? { validators: { ...(u.e ? { etag: u.e } : {}), ...(u.l ? { lastModified: u.l } : {}) } } : {}),
       ...(state.ip ? { ip: state.ip } : {}),
+      ...(kind === 'page' && !u.v && u.rc ? { redirects: u.rc } : {}),
     };
-    state.inflight = { requestId: request.requestId, url, kind, issuedAt: now, attempt };
+    state.inflight = { requestId: request.requestId, url, kind, issuedAt: now, attempt, ...(kind !== 'address' && state.ip ? { ip: state.ip } : {}) };
+    this.countIp(host, state.inflight);
     this.hosts.put(host, state);
     this.deadlines.set(host, now + this.options.requestTimeoutMs);
     // Keyed by the server's IP once known (seed 000's per-IP limit): all hosts on one IP go to the
@@ -546,6 +600,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       this.deadlines.delete(host);
       if (!state?.inflight) continue;
       const lost = state.inflight;
+      this.releaseIp(host);
       changed++;
       if (lost.attempt < this.options.maxAttempts) {
         ctx.logger.warn({ host, url: lost.url, attempt: lost.attempt }, 'request lost; re-issuing');
@@ -560,6 +615,9 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       if (lost.kind === 'page') {
         const u = await this.urls.get(lost.url);
         if (u) this.urls.put(lost.url, { ...u, st: 'lost' });
+      } else if (lost.kind === 'address') {
+        // No answer about the address: go on without it (the fetcher resolves the name itself).
+        state.ia = now;
       } else {
         // robots.txt never answered: treat as unreachable (complete disallow, retry later).
         state.robots = toJSON(rulesForFetchResult({ error: new Error('robots.txt request lost'), nowMs: now, unreachableSinceMs: state.robotsUnreachableSince ?? null }).rules);
@@ -584,14 +642,24 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     }
     const inflight = state.inflight;
     state.inflight = undefined;
-    if (outcome.serverIp) state.ip = outcome.serverIp;
+    this.releaseIp(host);
+    // Only the address that answered for this host: a redirected robots.txt may name another host's.
+    if (ipBelongsToHost(host, outcome)) state.ip = outcome.serverIp;
     this.deadlines.delete(host);
+    if (inflight.kind === 'address') {
+      // Only the name was resolved: nothing was asked of the server, so no interval runs.
+      state.ia = now;
+      this.hosts.put(host, state);
+      if (state.queued > 0) this.schedule(host, Math.max(now, state.nextAt));
+      return;
+    }
     if (inflight.kind === 'robots') {
       this.applyRobots(host, state, outcome, now);
       // The name does not resolve: the host does not exist (for us); its URLs cannot be fetched.
       if (outcome.errorCode === 'MEGURI_ERR_DNS') await this.dropQueue(host, state, 'error', { now, ctx });
     } else {
       const before = { L: state.pol?.L ?? 0, overloaded: state.ov !== undefined };
+      countRedirectOutcome(this.stats, outcome);
       await this.applyPageOutcome(outcome, state, now, ctx);
       this.publishLoad(host, state, before);
     }

@@ -9,6 +9,7 @@ import type { SchedulerExtras } from './processor.ts';
 import { HostLoadBoard, registerHostLoadMetrics } from './load-metrics.ts';
 import { registerCrawlMetrics } from './crawl-metrics.ts';
 import { CrawlProgress } from './progress.ts';
+import { IpSlots } from './ip-slots.ts';
 
 export function schedulerService(input: SchedulerOptionsInput = {}, extras: SchedulerExtras = {}): ServiceDefinition<LinksRecord> {
   const options = schedulerOptionsSchema.parse(input);
@@ -17,6 +18,8 @@ export function schedulerService(input: SchedulerOptionsInput = {}, extras: Sche
   const boards = new Map<number, HostLoadBoard>();
   // The partitions' counters for /metrics (the crawl command passes its own, for its display).
   const progress = extras.progress ?? new CrawlProgress();
+  // The per-IP cap counts the requests of every partition this process owns.
+  const ipSlots = extras.ipSlots ?? new IpSlots();
   return {
     name: spec.name,
     inputs: spec.reads,
@@ -24,7 +27,7 @@ export function schedulerService(input: SchedulerOptionsInput = {}, extras: Sche
     stores: spec.stores,
     guarantee: spec.guarantee,
     maxBatchRecords: 1000,
-    createProcessor: (partition) => new SchedulerProcessor(partition, options, { ...extras, progress, loadBoards: boards }),
+    createProcessor: (partition) => new SchedulerProcessor(partition, options, { ...extras, progress, loadBoards: boards, ipSlots }),
     registerMetrics: (registry) => {
       registerHostLoadMetrics(registry, boards);
       registerCrawlMetrics(registry, progress, boards);

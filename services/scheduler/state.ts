@@ -2,6 +2,8 @@ import type { PolitenessState } from './politeness/state.ts';
 import type { OverloadRemedy } from './politeness/remedy.ts';
 import { PACKED_STATE_BYTES, packState, unpackState } from '../revisit/estimator.ts';
 import type { RevisitState } from '../revisit/estimator.ts';
+import type { RedirectHop } from '../../schemas/frontier.ts';
+import type { RedirectCounters } from './redirects.ts';
 
 /**
  * What the scheduler keeps per URL and per host in its partition's stores. Field names are short
@@ -47,14 +49,19 @@ export interface UrlState {
   y?: number;
   /** consecutive revisits that found the host unreachable (DNS, connection refused or timed out) */
   x?: number;
+  /** while queued as a redirect target: the redirect chain that led here (sent on the request) */
+  rc?: RedirectHop[];
 }
 
 export interface InFlight {
   requestId: string;
   url: string;
-  kind: 'page' | 'robots';
+  /** `address`: the fetcher only resolves the host's name (learnAddressFirst) */
+  kind: 'page' | 'robots' | 'address';
   issuedAt: number;
   attempt: number;
+  /** server IP the request counts against in the per-IP cap */
+  ip?: string;
 }
 
 export interface HostState {
@@ -79,6 +86,8 @@ export interface HostState {
   port?: string;
   /** server IP from the last outcome: frontier records are keyed by it, so one fetcher owns each IP */
   ip?: string;
+  /** when the host's address was asked for (learnAddressFirst); set once, answered or not */
+  ia?: number;
   /** politeness policy state: recent requests, back-off, parking, suspension, load */
   pol?: PolitenessState;
   /** credit of known (revisit) URLs in the new/known split of the host's requests */
@@ -119,7 +128,7 @@ export function roundScore(score: number): number {
 }
 
 /** Partition-wide counters, stored so they survive restarts and move with the partition. */
-export interface PartitionStats {
+export interface PartitionStats extends RedirectCounters {
   pagesFetched: number;
   uniqueUrlsFetched: number;
   duplicateFetches: number;

@@ -56,6 +56,11 @@ export interface HostBehavior {
   hostileRobots?: boolean;
   /** Loopback IP this host is served on (must be one of the listen IPs). */
   ip?: string;
+  /**
+   * Explicit redirects by exact path (with query): the path answers `status` with this `Location`
+   * (relative or absolute, any host). For tests of redirect handling; not part of the ground truth.
+   */
+  redirects?: Record<string, { location: string; status?: 301 | 302 | 303 | 307 | 308 }>;
 }
 
 /** Selects hosts for a hostile behaviour: explicit names/indexes, or a count/share picked by seed (never h0). */

@@ -543,6 +543,11 @@ export class SimWeb {
     if (method !== 'GET' && method !== 'HEAD') {
       return this.send(req, res, entry, { status: 405, contentType: 'text/plain', body: Buffer.from('Method Not Allowed\n'), compressible: false, headers: { Allow: 'GET, HEAD' } });
     }
+    const explicitRedirect = b.redirects?.[path];
+    if (explicitRedirect !== undefined) {
+      const loc = explicitRedirect.location;
+      return this.send(req, res, entry, { status: explicitRedirect.status ?? 301, contentType: 'text/html; charset=utf-8', body: smallHtml('Moved', 'Moved.'), compressible: false, headers: { Location: loc } });
+    }
     const isRobots = path === '/robots.txt';
     const hostile = !isRobots || b.hostileRobots === true;
     if (hostile && b.latencyMs !== undefined && b.latencyMs > 0) {

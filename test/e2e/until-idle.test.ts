@@ -43,4 +43,30 @@ describe('--until-idle with a parked host', { timeout: 120_000 }, () => {
       await web.close();
     }
   });
+
+  it('stops once only URLs of a host waiting out a long Retry-After are left', async () => {
+    // h1's pages answer 503 with Retry-After: 3600; its robots.txt is served normally.
+    const web = await SimWeb.start({ seed: 5, hosts: 3, pagesPerHost: 8, hostOverrides: { 'h1.sim.test': { fail: { status: 503, retryAfterSec: 3600 } } } });
+    try {
+      const dir = tempDir();
+      dirs.push(dir);
+      const started = Date.now();
+      const summary = await runCrawl({
+        seeds: web.homeUrls(),
+        dataDir: dir,
+        partitions: 2,
+        untilIdle: true,
+        scheduler: { minIntervalMs: 0, userAgent: 'meguri', politeness: { kFactor: 0, suspendEnabled: false } },
+        fetcher: { resolver: createResolver({ mode: 'static', resolve: resolveEntries(web) }), userAgent: 'meguri/0.1 (+http://meguri.invalid/bot)' },
+      });
+      assert.equal(summary.stoppedBecause, 'idle');
+      assert.ok(Date.now() - started < 60_000, 'did not wait for the Retry-After');
+      assert.ok(summary.waitingOnParkedHosts >= 1, `waiting: ${summary.waitingOnParkedHosts}`);
+      assert.equal(summary.waitingOnParkedHosts, summary.queued, 'nothing else was left');
+      const h1 = web.accessLog().filter((e) => e.host === 'h1.sim.test' && e.path !== '/robots.txt');
+      assert.deepEqual(h1.map((e) => e.status), [503], 'one page request, answered 503, and nothing before the Retry-After');
+    } finally {
+      await web.close();
+    }
+  });
 });

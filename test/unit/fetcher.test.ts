@@ -465,31 +465,55 @@ describe('fetcher', () => {
     }
   });
 
-  it('follows a redirect chain across hosts and records it', async () => {
+  it('does not follow a page redirect: the 3xx ends the request with its resolved target', async () => {
     const f = fetcher();
-    const rec = await get(f, `${base}/r/a`);
-    assert.equal(rec.error, undefined);
-    assert.equal(rec.status, 200);
-    assert.equal(rec.finalUrl, `http://b.test.local:${main.port}/r/final`);
-    assert.deepEqual(rec.redirects, [
+    const first = await get(f, `${base}/r/a`);
+    assert.equal(first.error, undefined);
+    assert.equal(first.status, 301);
+    assert.equal(first.finalUrl, `${base}/r/a`);
+    assert.equal(first.location, `${base}/r/b`);
+    assert.deepEqual(first.redirects, [{ url: `${base}/r/a`, status: 301 }]);
+
+    // The target, queued by the scheduler as a redirect, carries the chain so far.
+    const second = await get(f, `${base}/r/b`, { reason: 'redirect', redirects: first.redirects.map((h) => ({ ...h, status: 301 })) });
+    assert.equal(second.status, 302);
+    assert.equal(second.location, `http://b.test.local:${main.port}/r/c`);
+    assert.deepEqual(second.redirects, [
       { url: `${base}/r/a`, status: 301 },
       { url: `${base}/r/b`, status: 302 },
-      { url: `http://b.test.local:${main.port}/r/c`, status: 308 },
     ]);
-    assert.match(rec.body ?? '', new RegExp(`final on b\\.test\\.local:${main.port}`));
+    // The server IP is the one that answered this URL, never the target's.
+    assert.equal(second.serverIp, '127.0.0.1');
+
+    const third = await get(f, `http://b.test.local:${main.port}/r/c`, { reason: 'redirect', redirects: second.redirects });
+    assert.equal(third.location, `http://b.test.local:${main.port}/r/final`, 'fragment removed');
   });
 
-  it('stops a redirect loop and a too-long chain with MEGURI_ERR_REDIRECT_LIMIT', async () => {
+  it('answers reason=address with the resolved IP only, asking the server nothing', async () => {
     const f = fetcher();
-    const loop = await get(f, `${base}/loop/1`);
+    const rec = await get(f, `http://a.ip2.local:${main.port}/robots.txt`, { reason: 'address' });
+    assert.equal(rec.error, undefined);
+    assert.equal(rec.status, 0);
+    assert.equal(rec.serverIp, '127.0.0.2');
+    assert.equal(rec.bytes, 0);
+    assert.equal(f.stats().newConnections, 0);
+    const missing = await get(f, `http://nowhere.invalid/robots.txt`, { reason: 'address' });
+    assert.match(missing.error?.code ?? '', /^MEGURI_ERR_DNS/);
+    assert.equal(missing.serverIp, undefined);
+  });
+
+  it('ends a redirect chain that loops back or passes the hop limit with MEGURI_ERR_REDIRECT_LIMIT', async () => {
+    const f = fetcher();
+    const loop = await get(f, `${base}/loop/2`, { reason: 'redirect', redirects: [{ url: `${base}/loop/1`, status: 302 }] });
     assert.equal(loop.error?.code, 'MEGURI_ERR_REDIRECT_LIMIT');
+    assert.match(loop.error?.message ?? '', /loop/);
     assert.equal(loop.status, 302);
+    assert.equal(loop.location, undefined);
     assert.equal(loop.redirects.length, 2);
-    assert.equal(loop.finalUrl, `${base}/loop/2`);
     assert.equal(loop.headers['location'], '/loop/1');
 
     const g = fetcher({ maxRedirects: 1 });
-    const long = await get(g, `${base}/r/a`);
+    const long = await get(g, `${base}/r/b`, { reason: 'redirect', redirects: [{ url: `${base}/r/a`, status: 301 }] });
     assert.equal(long.error?.code, 'MEGURI_ERR_REDIRECT_LIMIT');
     assert.equal(long.status, 302);
     assert.equal(long.redirects.length, 2);
@@ -498,11 +522,13 @@ describe('fetcher', () => {
     assert.equal(bad.error?.code, 'MEGURI_ERR_BAD_REDIRECT');
   });
 
-  it('follows robots.txt redirects by the same rule', async () => {
+  it('follows robots.txt redirects itself (RFC 9309 §2.3.1.2), within the hop limit', async () => {
     const f = fetcher();
     const rec = await get(f, `${base}/r/a`, { reason: 'robots' });
     assert.equal(rec.status, 200);
+    assert.equal(rec.finalUrl, `http://b.test.local:${main.port}/r/final`);
     assert.equal(rec.redirects.length, 3);
+    assert.equal(rec.location, undefined);
   });
 
   it('times out connecting (TLS handshake never answered)', async () => {

@@ -860,3 +860,64 @@ test('parseCommand: bad URL → 2, unreadable file → 1', async () => {
   assert.equal(missing.code, 1);
   assert.match(missing.lines[0]!, /^error: cannot read/);
 });
+
+test('outcome: a 3xx sends its target as a redirect link at the same depth, with the chain so far', () => {
+  const res = pageToRecords(
+    page(
+      { status: 301, body: undefined, contentType: undefined, headers: { location: 'HTTP://B.Example.org:80/x#f' }, location: 'http://b.example.org/x', redirects: [{ url: 'http://example.com/start', status: 302 }, { url: 'http://example.com/page', status: 301 }] },
+      { url: 'http://example.com/page', reason: 'redirect', depth: 4, cgiHops: 2, score: 2.5, redirects: [{ url: 'http://example.com/start', status: 302 }] },
+    ),
+  );
+  checkSchema(res);
+  assert.equal(res.outcome.result, 'redirect');
+  assert.equal(res.outcome.location, 'http://b.example.org/x');
+  assert.equal(res.outcome.outDegree, 1);
+  assert.equal(res.links.length, 1);
+  const link = res.links[0]!;
+  assert.equal(link.url, 'http://b.example.org/x');
+  assert.equal(link.source, 'http://example.com/page');
+  assert.equal(link.depth, 4, 'a redirect does not add depth');
+  assert.equal(link.cgiHops, 2);
+  assert.equal(link.contribution, 3.5, 'the whole score goes to the one target');
+  assert.equal(link.sameSite, false);
+  assert.deepEqual(link.redirect, [
+    { url: 'http://example.com/start', status: 302 },
+    { url: 'http://example.com/page', status: 301 },
+  ]);
+});
+
+test('outcome: a redirect back onto its own chain, or one that ended with an error, sends no link', () => {
+  const loop = pageToRecords(
+    page(
+      { status: 302, body: undefined, location: 'http://example.com/start', redirects: [{ url: 'http://example.com/start', status: 302 }, { url: 'http://example.com/page', status: 302 }] },
+      { url: 'http://example.com/page', reason: 'redirect', redirects: [{ url: 'http://example.com/start', status: 302 }] },
+    ),
+  );
+  checkSchema(loop);
+  assert.equal(loop.outcome.result, 'redirect');
+  assert.equal(loop.links.length, 0);
+
+  const limit = pageToRecords(
+    page({ status: 302, body: undefined, redirects: [{ url: 'http://example.com/page', status: 302 }], error: { code: 'MEGURI_ERR_REDIRECT_LIMIT', message: 'more than 5 redirects' } }, { url: 'http://example.com/page' }),
+  );
+  checkSchema(limit);
+  assert.equal(limit.outcome.result, 'error');
+  assert.equal(limit.outcome.errorCode, 'MEGURI_ERR_REDIRECT_LIMIT');
+  assert.equal(limit.links.length, 0);
+
+  // A 304-less 3xx without Location (e.g. 300 Multiple Choices) is a plain redirect outcome.
+  const bare = pageToRecords(page({ status: 300, body: undefined }));
+  assert.equal(bare.outcome.result, 'redirect');
+  assert.equal(bare.links.length, 0);
+});
+
+test('outcome: an address request gives result address with the IP, or an error', () => {
+  const ok = pageToRecords(page({ status: 0, body: undefined, contentType: undefined, headers: {}, serverIp: '10.0.0.7' }, { reason: 'address', url: 'http://example.com/robots.txt' }));
+  checkSchema(ok);
+  assert.equal(ok.outcome.result, 'address');
+  assert.equal(ok.outcome.serverIp, '10.0.0.7');
+  assert.equal(ok.links.length, 0);
+  const failed = pageToRecords(page({ status: 0, body: undefined, headers: {}, error: { code: 'MEGURI_ERR_DNS', message: 'no such name' } }, { reason: 'address', url: 'http://example.com/robots.txt' }));
+  assert.equal(failed.outcome.result, 'error');
+  assert.equal(failed.outcome.errorCode, 'MEGURI_ERR_DNS');
+});
