@@ -94,6 +94,18 @@ export const schedulerOptionsSchema = z.strictObject({
     .min(1)
     .default(32)
     .describe("A template's first this many URLs share a host's first queue round; later ones go to rounds that double in size, so no template starves the host's other pages."),
+  trapProbePages: z
+    .number()
+    .int()
+    .min(0)
+    .default(10)
+    .describe('First fetches of a URL template after which it is judged; a template whose pages carry the same text is a trap and keeps only its representative (0: never judge).'),
+  trapDuplicateShare: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.8)
+    .describe("Share of a template's judged pages with its first page's text (within changeHammingThreshold) that makes it a trap."),
   queryRestriction: z
     .enum(['off', 'form', 'all'])
     .default('off')

@@ -437,6 +437,12 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
         this.stats.robotsDisallowedSkipped++;
         continue;
       }
+      // A new URL whose template proved a trap after it was queued: its representative was fetched.
+      if (!head.known && (await this.templates.isTrap(host, head.url))) {
+        this.urls.put(head.url, { st: 'trap', d: urlState.d, c: urlState.c, s: urlState.s });
+        this.stats.templateSkipped++;
+        continue;
+      }
       const overPartitionBudget = this.options.maxPagesPerPartition !== undefined && this.stats.pagesFetched + this.deadlines.size >= this.options.maxPagesPerPartition;
       if (overPartitionBudget || (this.budget && !this.budget.tryTake())) {
         // Out of budget: keep the URL queued so a later, larger budget can pick it up.
@@ -752,6 +758,12 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     if (first) this.stats.uniqueUrlsFetched++;
     // A distinct page of its site: a new URL that got an answer from the server (seed 000's cap).
     if (first && outcome.result !== 'error') await this.sites.count(siteCapKey(hostKey(outcome.url), this.politeness, siteOf));
+    if (first && outcome.result === 'ok' && outcome.fingerprint) {
+      const threshold = this.options.changeHammingThreshold;
+      if (await this.templates.firstFetch(hostKey(outcome.url), outcome.url, outcome.fingerprint, (a, b) => hammingDistance(a, b) <= threshold)) {
+        ctx.logger.info({ url: outcome.url }, 'URL template serves the same page under every URL: a trap, no more of it is fetched');
+      }
+    }
     this.stats.bytes += outcome.fetch.bytes;
     state.fetched++;
     const failed = outcome.result === 'error' || outcome.result === 'server-error';

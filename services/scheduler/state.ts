@@ -8,7 +8,8 @@ import type { RevisitState } from '../revisit/estimator.ts';
  * because there is one record per known URL (bytes per URL matter at 10^8 URLs).
  */
 
-export type UrlStatus = 'queued' | 'inflight' | 'done' | 'error' | 'gone' | 'disallowed' | 'lost' | 'capped';
+/** capped: not fetched, its site at its page cap; trap: not fetched, its URL template proved a trap */
+export type UrlStatus = 'queued' | 'inflight' | 'done' | 'error' | 'gone' | 'disallowed' | 'lost' | 'capped' | 'trap';
 
 export interface UrlState {
   /** status */

@@ -12,6 +12,12 @@
  *     keep their names only (`;jsessionid=X` → `;jsessionid`);
  *   - the query keeps its parameter names, sorted and without duplicates (`?b=2&a=1&a=3` → `?a&b`).
  *
+ * A template whose pages all look the same is a trap that keeps one representative (seed 004): once
+ * `trapProbePages` pages of it were fetched and at least `trapDuplicateShare` of them carry the
+ * same text as its first (text fingerprints within the Hamming threshold — a session id, a
+ * random token or a tracking path in the URL, and the same page behind it), no further URL of it
+ * is admitted or fetched. Templates of distinct pages (products, articles, days) keep their budget.
+ *
  * Queue order inside a host: the n-th URL admitted to a template (n from 0) is queued in round
  * 0 while n < roundSize, then in round 1 + ⌊log2(n / roundSize)⌋. A host's queue is taken round by
  * round (by score within a round), so the first `roundSize` URLs of every template come before a
@@ -102,6 +108,45 @@ export const QUERY_FORM_PREFIX = '\u0004';
 
 export type Admission = { ok: true; round: number } | { ok: false; reason: 'template-budget' | 'query' };
 
+/** What the ledger keeps per template (short names: one entry per template of every host). */
+export interface TemplateEntry {
+  /** new URLs admitted */
+  n: number;
+  /** pages of it fetched for the first time, and how many of them matched the first one's text */
+  f?: number;
+  d?: number;
+  /** text fingerprint (hex) of its first fetched page */
+  p?: string;
+  /** set once it proved a trap: nothing more of it is admitted or fetched */
+  t?: 1;
+}
+
+export function decodeEntry(stored: string | undefined): TemplateEntry {
+  if (stored === undefined) return { n: 0 };
+  if (/^[0-9]+$/.test(stored)) return { n: Number(stored) };
+  try {
+    const e = JSON.parse(stored) as TemplateEntry;
+    return typeof e.n === 'number' ? e : { n: 0 };
+  } catch {
+    return { n: 0 };
+  }
+}
+
+/**
+ * One more first fetch of a template's page: whether it proved the template a trap (pure; the
+ * ledger stores the result). `near(a, b)`: the two text fingerprints are the same content.
+ */
+export function afterFirstFetch(entry: TemplateEntry, fingerprint: string, rules: Pick<TemplateRules, 'trapProbePages' | 'trapDuplicateShare'>, near: (a: string, b: string) => boolean): TemplateEntry {
+  if (entry.t === 1) return entry;
+  const f = (entry.f ?? 0) + 1;
+  const first = entry.p ?? fingerprint;
+  const d = (entry.d ?? 0) + (entry.p !== undefined && near(entry.p, fingerprint) ? 1 : 0);
+  const next: TemplateEntry = { ...entry, f, d, p: first };
+  // The first page is the representative; the share is over the pages compared with it.
+  if (rules.trapProbePages > 0 && f >= Math.max(2, rules.trapProbePages) && d >= rules.trapDuplicateShare * (f - 1)) next.t = 1;
+  return next;
+}
+
 export interface TemplateRules {
   /** New URLs admitted per template at most (0: no limit). */
   readonly maxUrlsPerTemplate: number;
@@ -109,6 +154,10 @@ export interface TemplateRules {
   readonly templateRoundSize: number;
   /** off; form: one URL per query-less form (seed 002); all: no URL with a query. */
   readonly queryRestriction: 'off' | 'form' | 'all';
+  /** First fetches of a template after which it is judged (0: never). */
+  readonly trapProbePages: number;
+  /** Share of them with the first page's text that makes the template a trap. */
+  readonly trapDuplicateShare: number;
 }
 
 export function templateKey(host: string, url: string): string {
@@ -138,15 +187,29 @@ export class TemplateLedger {
       if (!force && ((await this.store.get(formKey)) !== undefined || (await this.isKnown(form)))) return { ok: false, reason: 'query' };
     }
     const key = templateKey(host, url);
-    const n = Number((await this.store.get(key)) ?? 0);
-    if (!force && this.rules.maxUrlsPerTemplate > 0 && n >= this.rules.maxUrlsPerTemplate) return { ok: false, reason: 'template-budget' };
-    this.store.put(key, String(n + 1));
+    const entry = decodeEntry(await this.store.get(key));
+    if (!force && (entry.t === 1 || (this.rules.maxUrlsPerTemplate > 0 && entry.n >= this.rules.maxUrlsPerTemplate))) return { ok: false, reason: 'template-budget' };
+    this.store.put(key, JSON.stringify({ ...entry, n: entry.n + 1 }));
     if (formKey !== undefined) this.store.put(formKey, '');
-    return { ok: true, round: templateRound(n, this.rules.templateRoundSize) };
+    return { ok: true, round: templateRound(entry.n, this.rules.templateRoundSize) };
   }
 
-  /** URLs admitted to the template of `url` so far. */
-  async admitted(host: string, url: string): Promise<number> {
-    return Number((await this.store.get(templateKey(host, url))) ?? 0);
+  /** The template entry of `url`. */
+  async entry(host: string, url: string): Promise<TemplateEntry> {
+    return decodeEntry(await this.store.get(templateKey(host, url)));
+  }
+
+  /** A page of the template was fetched for the first time; returns true when that made the template a trap. */
+  async firstFetch(host: string, url: string, fingerprint: string, near: (a: string, b: string) => boolean): Promise<boolean> {
+    const key = templateKey(host, url);
+    const before = decodeEntry(await this.store.get(key));
+    const after = afterFirstFetch(before, fingerprint, this.rules, near);
+    if (after !== before) this.store.put(key, JSON.stringify(after));
+    return after.t === 1 && before.t !== 1;
+  }
+
+  /** The template of `url` proved a trap: its queued URLs are not fetched. */
+  async isTrap(host: string, url: string): Promise<boolean> {
+    return decodeEntry(await this.store.get(templateKey(host, url))).t === 1;
   }
 }

@@ -61,13 +61,12 @@ async function harness(options: Options) {
     }
   };
   /** Fetches pages one after another (each answered), until `count` page requests were made. */
-  const fetchPages = async (count: number, onPage: (req: FrontierRecord) => Promise<void> = async () => {}): Promise<FrontierRecord[]> => {
+  const fetchPages = async (count: number, extraFor: (req: FrontierRecord) => Partial<OutcomeLink> = () => ({})): Promise<FrontierRecord[]> => {
     const pages: FrontierRecord[] = [];
     for (let i = 0; i < count; i++) {
       const req = await nextPage();
       pages.push(req);
-      await onPage(req);
-      await answer(req);
+      await answer(req, extraFor(req));
     }
     return pages;
   };
@@ -159,6 +158,28 @@ describe('trap bounds in the scheduler', { timeout: 120_000 }, () => {
       assert.equal(after!.url, 'http://t.test/contact', 'the budget survived the restart');
       await h.quiet();
       assert.equal(h.progress().totals().templateSkipped, 21);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('a template that serves the same text under every URL keeps its representative and stops there', async () => {
+    const h = await harness({ trapProbePages: 4, templateRoundSize: 100 });
+    try {
+      await h.send([seed('http://t.test/')]);
+      await h.fetchPages(1);
+      const token = (i: number): string => `${(0xabc00000 + i * 104_729).toString(16)}z${i}`;
+      await h.send(Array.from({ length: 30 }, (_, i) => link(`http://t.test/s/${token(i)}/page`, 1)));
+      await h.send([link('http://t.test/about', 0.01)]);
+      // Every page of the template answers with the same text; the normal page has its own.
+      await h.fetchPages(5, (req) => ({ fingerprint: req.url.includes('/s/') ? '00ff00ff00ff00ff' : 'ffffffff00000000' }));
+      await h.quiet();
+      const urls = (await h.frontier()).filter((r) => r.reason !== 'robots').map((r) => r.url);
+      assert.ok(urls.includes('http://t.test/about'), 'the normal page was fetched');
+      assert.equal(urls.filter((u) => u.includes('/s/')).length, 4, `four pages of the trap template: ${urls.join(' ')}`);
+      assert.equal(h.progress().totals().templateSkipped, 26);
+      await h.send([link(`http://t.test/s/${token(99)}/page`)]);
+      await waitFor('skipped', () => h.progress().totals().templateSkipped === 27, 5000, 10);
     } finally {
       await h.stop();
     }

@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_STRIP_PARAMS, ParamFilter, normalizeUrl, paramFilter, stripUrlParams, urlResolver } from '../../services/parser/url.ts';
-import { MAX_ROUND, queryLessForm, templateId, templateKey, templateRound, urlTemplate } from '../../services/scheduler/templates.ts';
+import { MAX_ROUND, afterFirstFetch, decodeEntry, queryLessForm, templateId, templateKey, templateRound, urlTemplate } from '../../services/scheduler/templates.ts';
+import type { TemplateEntry } from '../../services/scheduler/templates.ts';
 import { queueKey, queueKeyIsKnown, queueKeyRound, knownQueueKey } from '../../services/scheduler/state.ts';
 import { politenessConfig, siteCapKey, underPageCap } from '../../services/scheduler/politeness/index.ts';
 import { siteOf } from '../../services/parser/url.ts';
@@ -155,4 +156,36 @@ test('per-site cap: distinct pages per host or per registrable domain', () => {
   assert.ok(underPageCap(2, byHost));
   assert.ok(!underPageCap(3, byHost));
   assert.equal(politenessConfig().maxPagesPerSite, 1_000_000);
+});
+
+test('a template whose pages carry the same text proves a trap after the probe; one of distinct pages does not', () => {
+  const rules = { trapProbePages: 5, trapDuplicateShare: 0.8 };
+  const near = (a: string, b: string): boolean => a === b;
+  let same: TemplateEntry = { n: 40 };
+  const verdicts: boolean[] = [];
+  for (let i = 0; i < 6; i++) {
+    same = afterFirstFetch(same, 'f00d', rules, near);
+    verdicts.push(same.t === 1);
+  }
+  assert.deepEqual(verdicts, [false, false, false, false, true, true], 'judged at the fifth page');
+  assert.equal(same.n, 40, 'the admitted count is kept');
+  let distinct: TemplateEntry = { n: 40 };
+  for (let i = 0; i < 20; i++) distinct = afterFirstFetch(distinct, `page${i}`, rules, near);
+  assert.equal(distinct.t, undefined);
+  assert.equal(distinct.f, 20);
+  assert.equal(distinct.d, 0);
+  // Four of five compared pages like the first read as a trap (0.8); three do not.
+  const mixed = (fps: string[]): boolean => fps.reduce<TemplateEntry>((e, fp) => afterFirstFetch(e, fp, rules, near), { n: 0 }).t === 1;
+  assert.ok(mixed(['a', 'b', 'a', 'a', 'a', 'a']));
+  assert.ok(!mixed(['a', 'b', 'c', 'a', 'a', 'a']));
+  assert.ok(!mixed(['a', 'a', 'a', 'a', 'a'].slice(0, 4)), 'not judged before the probe');
+  const never = afterFirstFetch({ n: 1, f: 100, d: 99, p: 'a' }, 'a', { trapProbePages: 0, trapDuplicateShare: 0.8 }, near);
+  assert.equal(never.t, undefined, 'trapProbePages 0 never judges');
+});
+
+test('template entries: older plain counts still read, junk reads as empty', () => {
+  assert.deepEqual(decodeEntry(undefined), { n: 0 });
+  assert.deepEqual(decodeEntry('17'), { n: 17 });
+  assert.deepEqual(decodeEntry('{"n":3,"f":1,"d":0,"p":"ab"}'), { n: 3, f: 1, d: 0, p: 'ab' });
+  assert.deepEqual(decodeEntry('{oops'), { n: 0 });
 });
