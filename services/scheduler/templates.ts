@@ -6,10 +6,11 @@
  * are crawled as usual.
  *
  * The template of a normalised URL (host excluded, the scheduler keys it by host):
- *   - each path segment: a UUID, or a token of 8+ letters and digits with at least one digit (hex
- *     ids, hashes, session tokens), or of 24+ such characters, becomes `{id}`; otherwise every run
- *     of digits becomes `#` (`/p/12.html` → `/p/#.html`, `/2024/05/` → `/#/#/`); path parameters
- *     keep their names only (`;jsessionid=X` → `;jsessionid`);
+ *   - each path segment (its extension aside) that is an identifier becomes `{id}`: a number, a
+ *     UUID, 8+ hex digits, a token of 8+ letters and digits with both in it (hashes, session
+ *     tokens), or of 24+ such characters (`/p/12.html` → `/p/{id}.html`, `/2024/05/` →
+ *     `/{id}/{id}/`); in other segments every run of digits becomes `#` (`page-2` → `page-#`);
+ *     path parameters keep their names only (`;jsessionid=X` → `;jsessionid`);
  *   - the query keeps its parameter names, sorted and without duplicates (`?b=2&a=1&a=3` → `?a&b`).
  *
  * A template whose pages all look the same is a trap that keeps one representative (seed 004): once
@@ -31,6 +32,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TOKEN = /^[A-Za-z0-9_-]+$/;
 const HAS_DIGIT = /[0-9]/;
 const DIGITS = /[0-9]+/g;
+const ALL_DIGITS = /^[0-9]+$/;
+const HEX = /^[0-9a-f]+$/i;
+
+/** A whole segment that is an identifier: a number, a UUID, hex of 8+, or a long mixed token. */
+function isIdLike(stem: string): boolean {
+  if (ALL_DIGITS.test(stem) || UUID.test(stem)) return true;
+  if (stem.length < 8 || !TOKEN.test(stem)) return false;
+  if (HEX.test(stem)) return true;
+  return (HAS_DIGIT.test(stem) && /[A-Za-z]/.test(stem)) || stem.length >= 24;
+}
 
 function segmentTemplate(segment: string): string {
   if (segment === '') return segment;
@@ -49,8 +60,7 @@ function segmentTemplate(segment: string): string {
   // An extension (`.html`, `.php`) is part of the shape, not of the id.
   const stem = dot > 0 && segment.length - dot <= 6 ? segment.slice(0, dot) : segment;
   const ext = stem.length < segment.length ? segment.slice(stem.length) : '';
-  if (UUID.test(stem)) return '{id}' + ext;
-  if (TOKEN.test(stem) && ((stem.length >= 8 && HAS_DIGIT.test(stem) && /[A-Za-z]/.test(stem)) || stem.length >= 24)) return '{id}' + ext;
+  if (isIdLike(stem)) return '{id}' + ext;
   return segment.replace(DIGITS, '#');
 }
 

@@ -93,9 +93,14 @@ test('URL templates: same path shape and parameter names, values and ids ignored
     ['http://a.test/about', 'http://a.test/contact'],
     ['http://a.test/s/a8f3k2j9x0/page', 'http://a.test/s/a8f3k2j9x0/other'],
     ['http://a.test/blog/hello-world', 'http://a.test/blog/goodbye-world'],
+    ['http://a.test/blog/archive', 'http://a.test/blog/articles'],
   ];
   for (const [a, b] of different) assert.notEqual(urlTemplate(a), urlTemplate(b), `${a} ≁ ${b}`);
-  assert.equal(urlTemplate('http://a.test/p/12.html'), '/p/#.html');
+  assert.equal(urlTemplate('http://a.test/p/12.html'), '/p/{id}.html');
+  assert.equal(urlTemplate('http://a.test/p/page-12.html'), '/p/page-#.html');
+  // a random hex token that happens to be all digits or all letters is still an id
+  assert.equal(urlTemplate('http://a.test/s/902731884512/page'), urlTemplate('http://a.test/s/9a2b31c8d5e2/page'));
+  assert.equal(urlTemplate('http://a.test/s/deadbeefcafe/page'), urlTemplate('http://a.test/s/9a2b31c8d5e2/page'));
   assert.equal(urlTemplate('http://a.test/s/a8f3k2j9x0/page?x=1&sid=2'), '/s/{id}/page?sid&x');
   assert.equal(urlTemplate('http://a.test/cart.jsp;jsessionid=ABC12345'), '/cart.jsp;jsessionid');
 });
