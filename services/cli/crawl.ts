@@ -14,7 +14,7 @@ import type { SchedulerOptionsInput, FetchBudget } from '../scheduler/service.ts
 import { fetcherService } from '../fetcher/service.ts';
 import type { FetcherServiceOptions } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';
-import { normalizeUrl } from '../parser/url.ts';
+import { normalizeUrl, paramFilter } from '../parser/url.ts';
 
 export interface CrawlOptions {
   readonly seeds: readonly string[];
@@ -57,6 +57,10 @@ export interface CrawlSummary extends CrawlSnapshot {
   readonly stoppedBecause: 'max-pages' | 'idle' | 'signal';
   readonly robotsFetched: number;
   readonly depthSkipped: number;
+  /** new URLs not queued: their site was at its page cap, their URL template used its budget, or the query restriction */
+  readonly siteCapSkipped: number;
+  readonly templateSkipped: number;
+  readonly querySkipped: number;
   readonly lost: number;
   readonly deadletters: number;
 }
@@ -113,7 +117,9 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const budget = options.maxPages !== undefined ? new SharedBudget(options.maxPages) : undefined;
   const common = { transport, dataDir: options.dataDir, topicPrefix: prefix, partitions, logger, clock };
   const fetcherDef = fetcherService({ ...options.fetcher, clock });
-  const parserDef = parserService({ workers: options.parserWorkers ?? defaultParserWorkers() });
+  // The parser removes the same session/tracking parameters the scheduler does.
+  const stripParams = options.scheduler?.stripParams !== undefined ? { stripParams: paramFilter(options.scheduler.stripParams) } : {};
+  const parserDef = parserService({ workers: options.parserWorkers ?? defaultParserWorkers(), ...stripParams });
   const services = [
     new StreamService(schedulerService(options.scheduler ?? {}, { progress, ...(budget ? { budget } : {}) }), common),
     new StreamService(fetcherDef, common),
@@ -189,5 +195,5 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const t = progress.totals();
   let deadletters = 0;
   for (const s of services) for (const v of (await s.metrics.deadletters.get()).values) deadletters += v.value;
-  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, lost: t.lost, deadletters };
+  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, lost: t.lost, deadletters };
 }

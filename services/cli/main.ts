@@ -86,6 +86,16 @@ interface CrawlFlags {
   progress: boolean;
   logLevel: string;
   schedulerConfig?: string;
+  maxPagesPerSite?: number;
+  siteCapScope?: 'host' | 'domain';
+  maxUrlsPerTemplate?: number;
+  stripParams?: string[];
+  queryRestriction?: 'off' | 'form' | 'all';
+  query: boolean;
+}
+
+function paramNames(v: string): string[] {
+  return v.split(',').map((s) => s.trim()).filter((s) => s !== '');
 }
 
 function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'static' | 'system'; data?: string }): Command {
@@ -109,6 +119,12 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--summary-json <file>', 'write the crawl summary as JSON to this file')
     .option('--no-progress', 'no progress display')
     .option('--scheduler-config <file>', 'JSON file with scheduler settings (see `meguri config scheduler`); flags given here win')
+    .option('--max-pages-per-site <n>', 'distinct pages (new URLs fetched) per site at most; revisits go on (default 1000000)', int('--max-pages-per-site', 0))
+    .addOption(new Option('--site-cap-scope <scope>', 'what --max-pages-per-site counts: a host, or a registrable domain').choices(['host', 'domain']))
+    .option('--max-urls-per-template <n>', 'new URLs one URL template of a host may add (trap bound; 0: no limit; default 1000)', int('--max-urls-per-template', 0))
+    .option('--strip-params <names>', 'comma-separated query/path parameters removed from URLs, `name*` for a prefix ("" for none; default: session ids and tracking tags)', paramNames)
+    .addOption(new Option('--query-restriction <mode>', 'off; form: a URL is not followed when its form without the query was seen (seed 002); all: no URL with a query is followed').choices(['off', 'form', 'all']))
+    .option('--no-query', 'seed 002\'s query restriction: same as --query-restriction form')
     .addOption(new Option('--log-level <level>', 'log level (JSON logs on stderr)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'));
 }
 
@@ -132,6 +148,16 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
   const logger = createLogger({ name: 'meguri', level: flags.logLevel as 'warn', destination: 2 });
   // One per-IP cap for the scheduler and the fetcher's own limiter (a flag wins over the file).
   const maxPerIp = flags.maxPerIp ?? file.politeness?.maxPerIp;
+  const trapBounds = {
+    ...(flags.maxUrlsPerTemplate !== undefined ? { maxUrlsPerTemplate: flags.maxUrlsPerTemplate } : {}),
+    ...(flags.stripParams !== undefined ? { stripParams: flags.stripParams } : {}),
+    ...(flags.queryRestriction !== undefined ? { queryRestriction: flags.queryRestriction } : flags.query === false ? { queryRestriction: 'form' as const } : {}),
+  };
+  const politenessFlags = {
+    ...(flags.maxPagesPerSite !== undefined ? { maxPagesPerSite: flags.maxPagesPerSite } : {}),
+    ...(flags.siteCapScope !== undefined ? { siteCapScope: flags.siteCapScope } : {}),
+    ...(maxPerIp !== undefined ? { maxPerIp } : {}),
+  };
   return {
     seeds,
     dataDir: flags.data,
@@ -144,7 +170,8 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
       ...file,
       ...(fromFlag('maxDepth') ? { maxDepth: flags.maxDepth } : {}),
       ...(fromFlag('minIntervalMs') ? { minIntervalMs: Math.round(flags.minInterval * 1000) } : {}),
-      ...(maxPerIp !== undefined ? { politeness: { ...file.politeness, maxPerIp } } : {}),
+      ...trapBounds,
+      ...(Object.keys(politenessFlags).length > 0 ? { politeness: { ...file.politeness, ...politenessFlags } } : {}),
       userAgent,
     },
     fetcher: {

@@ -11,6 +11,7 @@ import { parserService } from '../parser/service.ts';
 import { parseCidr } from '../fetcher/address-policy.ts';
 import { createResolver } from '../fetcher/dns.ts';
 import { defaultUserAgent, fetchTimeouts } from '../fetcher/fetch.ts';
+import { paramFilter } from '../parser/url.ts';
 
 /** An environment variable, with an empty value meaning unset (a ConfigMap key left blank). */
 function env(name: string): string | undefined {
@@ -89,7 +90,9 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
     service = new StreamService(definition, common) as StreamService<unknown>;
     closeExtra = () => definition.fetcher.close();
   } else {
-    const definition = parserService({ workers: Number(env('MEGURI_PARSER_WORKERS') ?? 0) });
+    // The parser removes the session/tracking parameters of the scheduler's settings file, if given.
+    const stripParams = readSchedulerConfig((flags.schedulerConfig as string | undefined) ?? env('MEGURI_SCHEDULER_CONFIG')).stripParams;
+    const definition = parserService({ workers: Number(env('MEGURI_PARSER_WORKERS') ?? 0), ...(stripParams !== undefined ? { stripParams: paramFilter(stripParams) } : {}) });
     service = new StreamService(definition, common) as StreamService<unknown>;
     closeExtra = () => definition.close();
   }

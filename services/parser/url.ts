@@ -11,7 +11,11 @@
  *   4. the optional server-alias map rewrites the host name (`www.example.com` → `example.com`);
  *   5. percent-escapes in path and query get upper-case hex, and escapes of unreserved characters
  *      (`A-Z a-z 0-9 - . _ ~`) are decoded; reserved ones (`%2F`, `%3F`, `%26` …) stay encoded;
- *   6. the result must be at most `maxLength` (2048) characters.
+ *   6. session and tracking parameters are removed, from the query (`?sid=…`, `utm_source=…`) and
+ *      from path parameters (`;jsessionid=…`): DEFAULT_STRIP_PARAMS unless `stripParams` says
+ *      otherwise. They name a visitor or a campaign, not a page, and a server that puts a fresh
+ *      one in every link would otherwise be an endless supply of "new" URLs;
+ *   7. the result must be at most `maxLength` (2048) characters.
  */
 import { parse as parseDomain } from 'tldts';
 
@@ -30,6 +34,107 @@ export interface NormalizeOptions {
   aliases?: ReadonlyMap<string, string> | Readonly<Record<string, string>>;
   /** Maximum length of the normalised URL; default 2048. */
   maxLength?: number;
+  /** Query and path parameters removed; default DEFAULT_STRIP_PARAMS (ParamFilter.none keeps all). */
+  stripParams?: ParamFilter;
+}
+
+/**
+ * Session and tracking parameters removed by default (names compared case-insensitively; a
+ * trailing `*` matches every name with that prefix). Session ids: Java servlets, PHP, ASP, ASP.NET
+ * cookieless sessions in the query, ColdFusion, osCommerce/Zen Cart; tracking: Google Analytics
+ * and Ads, Facebook, Microsoft Ads, Mailchimp, Yandex, HubSpot, Marketo, TikTok, X, Instagram.
+ */
+export const DEFAULT_STRIP_PARAMS: readonly string[] = [
+  'jsessionid', 'phpsessid', 'sid', 'sessionid', 'session_id', 'aspsessionid*', 'cfid', 'cftoken', 'oscsid', 'zenid',
+  'utm_*', 'fbclid', 'gclid', 'gclsrc', 'dclid', 'gbraid', 'wbraid', 'msclkid', 'mc_eid', 'mc_cid', 'yclid',
+  '_hsenc', '_hsmi', 'mkt_tok', 'ttclid', 'twclid', 'igshid',
+];
+
+/** A compiled list of parameter names (exact, or prefixes written `name*`), case-insensitive. */
+export class ParamFilter {
+  static readonly none = new ParamFilter([]);
+  private readonly exact: ReadonlySet<string>;
+  private readonly prefixes: readonly string[];
+
+  constructor(readonly names: readonly string[]) {
+    const exact = new Set<string>();
+    const prefixes: string[] = [];
+    for (const raw of names) {
+      const name = raw.trim().toLowerCase();
+      if (name === '' || name === '*') continue;
+      if (name.endsWith('*')) prefixes.push(name.slice(0, -1));
+      else exact.add(name);
+    }
+    this.exact = exact;
+    this.prefixes = prefixes;
+  }
+
+  get empty(): boolean {
+    return this.exact.size === 0 && this.prefixes.length === 0;
+  }
+
+  matches(name: string): boolean {
+    const lower = name.toLowerCase();
+    if (this.exact.has(lower)) return true;
+    for (const p of this.prefixes) if (lower.startsWith(p)) return true;
+    return false;
+  }
+}
+
+const DEFAULT_FILTER = new ParamFilter(DEFAULT_STRIP_PARAMS);
+
+/** The filter for a list of names; the default list when none is given. */
+export function paramFilter(names?: readonly string[]): ParamFilter {
+  return names === undefined ? DEFAULT_FILTER : names.length === 0 ? ParamFilter.none : new ParamFilter(names);
+}
+
+function paramName(pair: string): string {
+  const eq = pair.indexOf('=');
+  return eq < 0 ? pair : pair.slice(0, eq);
+}
+
+/** The query (`?a=1&b=2` or '') without the filtered parameters; '' when none is left. */
+function filterQuery(search: string, filter: ParamFilter): string {
+  if (search.length <= 1) return '';
+  const pairs = search.slice(1).split('&');
+  const kept = pairs.filter((p) => !filter.matches(paramName(p)));
+  if (kept.length === pairs.length) return search;
+  return kept.some((p) => p !== '') ? '?' + kept.join('&') : '';
+}
+
+/** The path without filtered `;name=value` path parameters (`/a;jsessionid=X` → `/a`). */
+function filterPathParams(path: string, filter: ParamFilter): string {
+  if (!path.includes(';')) return path;
+  return path
+    .split('/')
+    .map((segment) => {
+      const semi = segment.indexOf(';');
+      if (semi < 0) return segment;
+      const params = segment.slice(semi + 1).split(';');
+      const kept = params.filter((p) => !filter.matches(paramName(p)));
+      return kept.length === params.length ? segment : [segment.slice(0, semi), ...kept].join(';');
+    })
+    .join('/');
+}
+
+/**
+ * Removes the filtered parameters from an already normalised absolute URL (what the scheduler
+ * applies to every URL it takes in, so its settings decide identity whatever wrote the record).
+ * Cheap when there is nothing to remove.
+ */
+export function stripUrlParams(url: string, filter: ParamFilter = DEFAULT_FILTER): string {
+  if (filter.empty) return url;
+  const hostStart = url.indexOf('://');
+  if (hostStart < 0) return url;
+  const pathStart = url.indexOf('/', hostStart + 3);
+  if (pathStart < 0) return url;
+  const q = url.indexOf('?', pathStart);
+  const path = q < 0 ? url.slice(pathStart) : url.slice(pathStart, q);
+  const search = q < 0 ? '' : url.slice(q);
+  if (search === '' && !path.includes(';')) return url;
+  const newPath = filterPathParams(path, filter);
+  const newSearch = filterQuery(search, filter);
+  return newPath === path && newSearch === search ? url : url.slice(0, pathStart) + newPath + newSearch;
 }
 
 // Cheap pre-filter: an input this many times longer than the limit cannot shrink enough to fit
@@ -117,9 +222,10 @@ export function normalizeUrl(raw: string, base?: string | URL, opts?: NormalizeO
   if (opts?.aliases) hostname = aliasFor(opts.aliases, hostname) ?? hostname;
   const host = u.port === '' ? hostname : `${hostname}:${u.port}`;
 
-  const path = normalizePercentEncoding(u.pathname);
+  const filter = opts?.stripParams ?? DEFAULT_FILTER;
+  const path = filterPathParams(normalizePercentEncoding(u.pathname), filter);
   // `search` is '' for both "no query" and a bare '?', which drops the empty query too.
-  const search = normalizePercentEncoding(u.search);
+  const search = filterQuery(normalizePercentEncoding(u.search), filter);
   const url = `${scheme}//${host}${path}${search}`;
   if (url.length > maxLength) return { ok: false, reason: 'too-long' };
   return { ok: true, url };

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { politenessConfigSchema } from './politeness/config.ts';
+import { DEFAULT_STRIP_PARAMS } from '../parser/url.ts';
 
 const HOUR = 3_600_000;
 
@@ -81,6 +82,38 @@ export const schedulerOptionsSchema = z.strictObject({
     .partial()
     .default({})
     .describe('Revisit interval rules (docs/revisits.md): allocation of estimated change intervals, τ0, minimum, back-off, 2nd-visit range.'),
+  stripParams: z
+    .array(z.string().min(1))
+    .default([...DEFAULT_STRIP_PARAMS])
+    .describe('Query and path parameters removed from every URL (session ids, tracking tags); `name*` matches a prefix. The parser is given the same list.'),
+  maxUrlsPerTemplate: z
+    .number()
+    .int()
+    .min(0)
+    .default(1000)
+    .describe('New URLs of one host that one URL template (same path shape, parameter names) may add at most; 0: no limit. Bounds spider traps (seed 004).'),
+  templateRoundSize: z
+    .number()
+    .int()
+    .min(1)
+    .default(32)
+    .describe("A template's first this many URLs share a host's first queue round; later ones go to rounds that double in size, so no template starves the host's other pages."),
+  trapProbePages: z
+    .number()
+    .int()
+    .min(0)
+    .default(10)
+    .describe('First fetches of a URL template after which it is judged; a template whose pages carry the same text is a trap and keeps only its representative (0: never judge).'),
+  trapDuplicateShare: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.8)
+    .describe("Share of a template's judged pages with its first page's text (within changeHammingThreshold) that makes it a trap."),
+  queryRestriction: z
+    .enum(['off', 'form', 'all'])
+    .default('off')
+    .describe('Query restriction (seed 002): form: a URL is not followed when its form without the query was seen before; all: no URL with a query is followed.'),
   changeHammingThreshold: z.number().int().min(0).max(64).default(3).describe('Text fingerprints this close count as the same content (boilerplate-only change).'),
   politeness: politenessConfigSchema
     .omit({ minIntervalMs: true, maxDepth: true, maxCgiHops: true })

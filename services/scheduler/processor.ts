@@ -19,16 +19,19 @@ import type { AgentMatcher } from './robots/index.ts';
 import type { SchedulerOptions } from './options.ts';
 import { ReadyHeap } from './ready-heap.ts';
 import { QueueCache } from './queue-cache.ts';
-import { STATS_KEY, blcTieBreak, decodeOutLinks, emptyStats, encodeOutLinks, knownQueueKey, md5Of, outLinksKey, packMd5, packRevisit, queueKey, revisitKey, revisitKeyBound, revisitKeyUrl, revisitOf, roundScore, REVISIT_PREFIX } from './state.ts';
+import { STATS_KEY, blcTieBreak, decodeOutLinks, emptyStats, encodeOutLinks, knownQueueKey, md5Of, outLinksKey, packMd5, packRevisit, queueKey, queueKeyIsKnown, queueKeyRound, revisitKey, revisitKeyBound, revisitKeyUrl, revisitOf, roundScore, REVISIT_PREFIX } from './state.ts';
 import { DEFAULT_REVISIT_OPTIONS, initialState as initialRevisit, update as updateRevisit, nextInterval as nextRevisitInterval, estimateInterval } from '../revisit/estimator.ts';
 import type { RevisitOptions } from '../revisit/estimator.ts';
 import { alphaFromScore, selectionProbability } from '../revisit/selection.ts';
 import { hammingDistance } from '../parser/fingerprint.ts';
-import { hostOf, siteOf } from '../parser/url.ts';
+import { hostOf, paramFilter, siteOf, stripUrlParams } from '../parser/url.ts';
+import type { ParamFilter } from '../parser/url.ts';
+import { TemplateLedger, templateKey } from './templates.ts';
+import { SITE_PREFIX, SiteLedger } from './site-cap.ts';
 import type { ChangeRecord, RevisitRecord } from '../../schemas/index.ts';
 import type { HostState, PartitionStats, UrlState } from './state.ts';
 import type { CrawlProgress } from './progress.ts';
-import { afterOutcome, applyRemedy, beforeRequest, changePageInterval, emptyPoliteness, hostInterval, loadReport, politenessFromSchedulerOptions, remedyFor, underPageCap } from './politeness/index.ts';
+import { afterOutcome, applyRemedy, beforeRequest, changePageInterval, emptyPoliteness, hostInterval, loadReport, politenessFromSchedulerOptions, remedyFor, siteCapKey, underPageCap } from './politeness/index.ts';
 import type { PolitenessConfig } from './politeness/index.ts';
 import { HostLoadBoard } from './load-metrics.ts';
 import { countRedirectOutcome, ipBelongsToHost, pastHopLimit, queueScore } from './redirects.ts';
@@ -75,6 +78,10 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   private hosts!: KeyValueStore<HostState | PartitionStats>;
   private queues!: QueueCache;
   private queueStore!: KeyValueStore<string>;
+  private templates!: TemplateLedger;
+  private sites!: SiteLedger;
+  /** Session and tracking parameters removed from every URL taken in (this scheduler decides identity). */
+  private readonly stripFilter: ParamFilter;
   private stats: PartitionStats = emptyStats();
   private readonly heap = new ReadyHeap();
   /** host → time it is scheduled in the heap (older heap entries are stale). */
@@ -109,6 +116,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     this.revisitRules = { ...DEFAULT_REVISIT_OPTIONS, ...options.revisitPolicy };
     this.loadBoards = extras.loadBoards;
     this.ipSlots = extras.ipSlots ?? new IpSlots();
+    this.stripFilter = paramFilter(options.stripParams);
   }
 
   async init(ctx: ProcessorContext): Promise<void> {
@@ -116,6 +124,8 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     this.hosts = ctx.store<HostState | PartitionStats>('hosts');
     this.queueStore = ctx.store<string>('queues');
     this.queues = new QueueCache(this.queueStore);
+    this.templates = new TemplateLedger(this.queueStore, this.options, async (url) => (await this.urls.get(url)) !== undefined);
+    this.sites = new SiteLedger(this.queueStore);
     this.stats = { ...emptyStats(), ...((await this.hosts.get(STATS_KEY)) as PartitionStats | undefined) };
     const now = ctx.now();
     for await (const [host, value] of this.hosts.range({ lt: STATS_KEY })) {
@@ -146,13 +156,18 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     // One RocksDB round trip for every URL and host this batch touches, instead of one per record.
     const urls: string[] = [];
     const hosts = new Set<string>();
-    for (const r of records) {
+    const ledgerKeys: string[] = [];
+    const batch = records.map((r) => this.withStrippedUrl(r));
+    for (const r of batch) {
+      const host = hostKey(r.value.url);
       urls.push(r.value.url);
       if (r.value.type === 'outcome' && r.value.finalUrl) urls.push(r.value.finalUrl);
-      hosts.add(hostKey(r.value.url));
+      else if (r.value.type !== 'outcome' && !(r.value.type === 'link' && r.value.propagated)) ledgerKeys.push(templateKey(host, r.value.url));
+      hosts.add(host);
     }
-    await Promise.all([this.urls.prefetch(urls), this.hosts.prefetch(hosts)]);
-    for (const r of records) {
+    for (const host of hosts) ledgerKeys.push(SITE_PREFIX + siteCapKey(host, this.politeness, siteOf));
+    await Promise.all([this.urls.prefetch(urls), this.hosts.prefetch(hosts), this.queueStore.prefetch(ledgerKeys)]);
+    for (const r of batch) {
       const v = r.value;
       if (v.type === 'link') await this.onLink(v, ctx);
       else if (v.type === 'outcome') await this.onOutcome(v, ctx);
@@ -160,6 +175,14 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     }
     await this.dispatch(ctx);
     this.saveStats();
+  }
+
+  /** Seeds and links with the configured session/tracking parameters removed from their URL. */
+  private withStrippedUrl(r: InputRecord<LinksRecord>): InputRecord<LinksRecord> {
+    const v = r.value;
+    if (v.type === 'outcome') return r;
+    const url = stripUrlParams(v.url, this.stripFilter);
+    return url === v.url ? r : { ...r, value: { ...v, url } };
   }
 
   private async tick(ctx: ProcessorContext): Promise<void> {
@@ -235,7 +258,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   }
 
   private async onSeed(seed: SeedLink, ctx: ProcessorContext): Promise<void> {
-    await this.discover(seed.url, 0, 0, 1, ctx);
+    await this.discover(seed.url, 0, 0, 1, ctx, { seed: true });
   }
 
   private async onLink(link: DiscoveredLink, ctx: ProcessorContext): Promise<void> {
@@ -257,7 +280,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       this.stats.redirectLimitReached = (this.stats.redirectLimitReached ?? 0) + 1;
       return;
     }
-    await this.discover(link.url, link.depth, link.cgiHops, link.contribution, ctx, link.redirect);
+    await this.discover(link.url, link.depth, link.cgiHops, link.contribution, ctx, link.redirect ? { redirect: link.redirect } : {});
   }
 
   /** What one link adds to its target's priority under the configured ordering (seed 003's strategies). */
@@ -271,7 +294,8 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
    * target (`redirect`: the chain that led to it) is queued ahead of the host's other new URLs and
    * fetched with the chain; a known one is not fetched again (which also ends redirect loops).
    */
-  private async discover(url: string, depth: number, cgiHops: number, contribution: number, ctx: ProcessorContext, redirect?: RedirectHop[]): Promise<void> {
+  private async discover(url: string, depth: number, cgiHops: number, contribution: number, ctx: ProcessorContext, origin: { seed?: boolean; redirect?: RedirectHop[] } = {}): Promise<void> {
+    const { seed = false, redirect } = origin;
     const known = await this.urls.get(url);
     const gain = this.linkGain(contribution);
     if (known) {
@@ -279,10 +303,23 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       return;
     }
     const host = hostKey(url);
+    // Trap bounds (docs/politeness.md, "Traps and caps"): the site's page cap, the URL template's
+    // budget and the query restriction. A seed is always taken.
+    if (!seed && !(await this.siteUnderCap(host))) {
+      this.stats.siteCapSkipped++;
+      return;
+    }
+    const admission = await this.templates.admit(host, url, seed);
+    if (!admission.ok) {
+      if (admission.reason === 'query') this.stats.querySkipped++;
+      else this.stats.templateSkipped++;
+      return;
+    }
     const state = await this.hostState(host, url);
     // BLC breaks ties by fewer '/' in the URL, then by a shorter URL (seed 003), below one link's worth.
     const score = this.noteScore(roundScore(this.options.ordering === 'blc' ? gain + blcTieBreak(url) : gain));
-    const q = queueKey(host, queueScore(score, redirect), this.stats.seq++);
+    // A redirect target goes ahead of its host's template rounds: it stands for a page already asked for.
+    const q = queueKey(host, queueScore(score, redirect), this.stats.seq++, redirect ? 0 : admission.round);
     this.queues.add(host, q, url);
     this.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q, ...(redirect ? { rc: redirect } : {}) });
     if (redirect) this.stats.redirectTargetsQueued = (this.stats.redirectTargetsQueued ?? 0) + 1;
@@ -313,7 +350,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
         return;
       }
       this.queues.remove(host, known.q);
-      const q = queueKey(host, queueScore(score, known.rc), this.stats.seq++);
+      const q = queueKey(host, queueScore(score, known.rc), this.stats.seq++, queueKeyRound(host, known.q));
       this.queues.add(host, q, url);
       this.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth), q });
       return;
@@ -401,11 +438,11 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       this.schedule(host, state.nextAt);
       return false;
     }
-    // Per-site page cap (seed 000): the rest of the host's queue is given up.
-    if (!underPageCap(state.fetched, this.politeness)) {
-      await this.dropQueue(host, state, 'capped');
+    // Per-site page cap (seed 000): at the cap the site's new URLs are given up; revisits go on.
+    if (!(await this.siteUnderCap(host)) && (await this.queues.headNew(host))) {
+      await this.dropNewAtCap(host, state);
       this.hosts.put(host, state);
-      return false;
+      if (state.queued === 0) return false;
     }
     // Parked after repeated failures, suspended after a long continuous run, or a Retry-After.
     const gate = beforeRequest(state.pol ?? emptyPoliteness(), now, this.politeness);
@@ -452,6 +489,12 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       if (matcher && !matcher.isAllowed(head.url).allowed) {
         this.urls.put(head.url, { st: 'disallowed', d: urlState.d, c: urlState.c, s: urlState.s });
         this.stats.robotsDisallowedSkipped++;
+        continue;
+      }
+      // A new URL whose template proved a trap after it was queued: its representative was fetched.
+      if (!head.known && (await this.templates.isTrap(host, head.url))) {
+        this.urls.put(head.url, { st: 'trap', d: urlState.d, c: urlState.c, s: urlState.s });
+        this.stats.templateSkipped++;
         continue;
       }
       const overPartitionBudget = this.options.maxPagesPerPartition !== undefined && this.stats.pagesFetched + this.deadlines.size >= this.options.maxPagesPerPartition;
@@ -682,12 +725,33 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     this.board.update({ ...row, overloaded: row.overloaded || state.ov !== undefined, stretch: state.ov?.f ?? 1 }, before, { overloaded: state.ov !== undefined });
   }
 
+  /** The site of `host` has fetched fewer distinct pages than its cap. */
+  private async siteUnderCap(host: string): Promise<boolean> {
+    return underPageCap(await this.sites.pages(siteCapKey(host, this.politeness, siteOf)), this.politeness);
+  }
+
+  /** The site is at its page cap: its queued new URLs are given up (marked `capped`); due revisits stay. */
+  private async dropNewAtCap(host: string, state: HostState): Promise<void> {
+    for (const { key, url } of await this.queues.all(host)) {
+      if (queueKeyIsKnown(host, key)) continue;
+      this.queues.remove(host, key);
+      state.queued--;
+      this.queuedTotal--;
+      const u = await this.urls.get(url);
+      if (u && u.st === 'queued' && !u.v) {
+        const { q: _q, ...rest } = u;
+        this.urls.put(url, { ...rest, st: 'capped' });
+        this.stats.siteCapSkipped++;
+      }
+    }
+  }
+
   /**
    * Gives up every queued URL of a host, marking them with `status`. With `hostDead` (its name does
    * not resolve), known pages waiting for a revisit count one more failed revisit instead: retried
    * in a day, and reported gone once the host stayed dead `goneAfterHostFailures` times.
    */
-  private async dropQueue(host: string, state: HostState, status: 'error' | 'gone' | 'capped', dead?: { now: number; ctx: ProcessorContext }): Promise<void> {
+  private async dropQueue(host: string, state: HostState, status: 'error' | 'gone', dead?: { now: number; ctx: ProcessorContext }): Promise<void> {
     for (const { key, url } of await this.queues.all(host)) {
       this.queues.remove(host, key);
       const u = await this.urls.get(url);
@@ -698,8 +762,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
           continue;
         }
         this.urls.put(url, { ...rest, st: status });
-        if (status === 'capped') this.stats.siteCapSkipped++;
-        else this.stats.errors++;
+        this.stats.errors++;
       }
     }
     this.queuedTotal -= state.queued;
@@ -763,6 +826,14 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     const first = !u || u.f === undefined;
     this.stats.pagesFetched++;
     if (first) this.stats.uniqueUrlsFetched++;
+    // A distinct page of its site: a new URL that got an answer from the server (seed 000's cap).
+    if (first && outcome.result !== 'error') await this.sites.count(siteCapKey(hostKey(outcome.url), this.politeness, siteOf));
+    if (first && outcome.result === 'ok' && outcome.fingerprint) {
+      const threshold = this.options.changeHammingThreshold;
+      if (await this.templates.firstFetch(hostKey(outcome.url), outcome.url, outcome.fingerprint, (a, b) => hammingDistance(a, b) <= threshold)) {
+        ctx.logger.info({ url: outcome.url }, 'URL template serves the same page under every URL: a trap, no more of it is fetched');
+      }
+    }
     this.stats.bytes += outcome.fetch.bytes;
     state.fetched++;
     const failed = outcome.result === 'error' || outcome.result === 'server-error';

@@ -10,7 +10,8 @@ import type { RedirectCounters } from './redirects.ts';
  * because there is one record per known URL (bytes per URL matter at 10^8 URLs).
  */
 
-export type UrlStatus = 'queued' | 'inflight' | 'done' | 'error' | 'gone' | 'disallowed' | 'lost' | 'capped';
+/** capped: not fetched, its site at its page cap; trap: not fetched, its URL template proved a trap */
+export type UrlStatus = 'queued' | 'inflight' | 'done' | 'error' | 'gone' | 'disallowed' | 'lost' | 'capped' | 'trap';
 
 export interface UrlState {
   /** status */
@@ -136,7 +137,12 @@ export interface PartitionStats extends RedirectCounters {
   robotsDisallowedSkipped: number;
   depthSkipped: number;
   cgiSkipped: number;
+  /** new URLs not queued because their site reached its page cap (or dropped from the queue at it) */
   siteCapSkipped: number;
+  /** new URLs not queued because their URL template had used its budget */
+  templateSkipped: number;
+  /** new URLs not queued under the query restriction (seed 002) */
+  querySkipped: number;
   revisits: number;
   changed: number;
   /** revisits planned while their host was overloaded (the remedy, if any, applied) */
@@ -165,6 +171,8 @@ export function emptyStats(): PartitionStats {
     depthSkipped: 0,
     cgiSkipped: 0,
     siteCapSkipped: 0,
+    templateSkipped: 0,
+    querySkipped: 0,
     revisits: 0,
     changed: 0,
     overloadedRevisits: 0,
@@ -183,12 +191,24 @@ export function emptyStats(): PartitionStats {
 export const STATS_KEY = '\u007fstats';
 
 /**
- * Queue keys sort by host, then priority (higher score first), then discovery sequence, so a
- * range scan over one host's prefix returns its best URL first.
+ * Queue keys sort by host, then template round (services/scheduler/templates.ts), then priority
+ * (higher score first), then discovery sequence, so a range scan over one host's prefix returns
+ * its best URL first. Round 0 keys start with the score digits (the form every key had before
+ * rounds existed); later rounds start with `R` and the round number, sorting after every round 0
+ * key and before the known URLs (`~`).
  */
-export function queueKey(host: string, score: number, seq: number): string {
+export function queueKey(host: string, score: number, seq: number, round = 0): string {
   const inverted = Math.max(0, 1e15 - Math.round(Math.max(0, score) * 1e6));
-  return `${host}\u0000${String(inverted).padStart(16, '0')}\u0000${String(seq).padStart(12, '0')}`;
+  const r = round > 0 ? `${ROUND_MARK}${String(Math.min(999, round)).padStart(3, '0')}` : '';
+  return `${host}\u0000${r}${String(inverted).padStart(16, '0')}\u0000${String(seq).padStart(12, '0')}`;
+}
+
+export const ROUND_MARK = 'R';
+
+/** The template round a new URL's queue key was made with (0 for keys without one). */
+export function queueKeyRound(host: string, key: string): number {
+  const at = host.length + 1;
+  return key.charAt(at) === ROUND_MARK ? Number(key.slice(at + 1, at + 4)) : 0;
 }
 
 /**
@@ -201,6 +221,11 @@ export function knownQueueKey(host: string, gamma: number, seq: number): string 
 }
 
 export const KNOWN_MARK = '~';
+
+/** A queue key of a known URL due for a revisit (not a new URL). */
+export function queueKeyIsKnown(host: string, key: string): boolean {
+  return key.charAt(host.length + 1) === KNOWN_MARK;
+}
 
 export function queuePrefix(host: string): string {
   return `${host}\u0000`;

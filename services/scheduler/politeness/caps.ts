@@ -4,9 +4,21 @@
  */
 import type { PolitenessConfig } from './config.ts';
 
-/** The host may still be fetched: fewer than maxPagesPerSite pages so far. */
-export function underPageCap(pagesFetched: number, config: Pick<PolitenessConfig, 'maxPagesPerSite'>): boolean {
-  return pagesFetched < config.maxPagesPerSite;
+/**
+ * The site may still get new pages: fewer than maxPagesPerSite distinct pages (new URLs fetched)
+ * so far. Revisits of known pages are not limited by it.
+ */
+export function underPageCap(distinctPages: number, config: Pick<PolitenessConfig, 'maxPagesPerSite'>): boolean {
+  return distinctPages < config.maxPagesPerSite;
+}
+
+/**
+ * The site a host's pages count towards: the host itself (name and port), or its registrable
+ * domain (`a.example.co.uk` and `b.example.co.uk` → `example.co.uk`; hosts without one, such as IP
+ * addresses, count alone). `siteOf` is the registrable-domain function (services/parser/url.ts).
+ */
+export function siteCapKey(host: string, config: Pick<PolitenessConfig, 'siteCapScope'>, siteOf: (host: string) => string): string {
+  return config.siteCapScope === 'domain' ? siteOf(host) : host;
 }
 
 export function withinDepth(depth: number, config: Pick<PolitenessConfig, 'maxDepth'>): boolean {

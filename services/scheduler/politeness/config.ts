@@ -60,7 +60,8 @@ export const politenessConfigSchema = z.strictObject({
   keepAliveSuspendMs: ms(5 * MINUTE).describe("U': suspension after the server closed the keep-alive connection."),
 
   // Caps.
-  maxPagesPerSite: z.number().int().min(0).default(1_000_000).describe('Pages fetched per host at most.'),
+  maxPagesPerSite: z.number().int().min(0).default(1_000_000).describe('Distinct pages (new URLs fetched) per site at most; at the cap no new URL of the site is queued, revisits of its known pages go on.'),
+  siteCapScope: z.enum(['host', 'domain']).default('host').describe('What maxPagesPerSite counts: a host (name and port), or a registrable domain (all its hosts that one scheduler partition owns).'),
   maxDepth: z.number().int().min(0).default(15).describe('Hops from the nearest seed beyond which links are not followed.'),
   maxCgiHops: z.number().int().min(0).default(10).describe('Hops out of dynamic pages a link may be followed.'),
   maxPerIp: z.number().int().min(1).default(2).describe('Concurrent requests to one IP address across all its hosts.'),
