@@ -66,7 +66,9 @@ export function hostKey(url: string): string {
 }
 
 /** Fetch errors that say the host itself is unreachable, not just this page. */
-const HOST_DEAD_CODES: ReadonlySet<string> = new Set(['MEGURI_ERR_DNS', 'MEGURI_ERR_CONNECT', 'MEGURI_ERR_CONNECT_TIMEOUT']);
+const HOST_DEAD_CODES: ReadonlySet<string> = new Set(['MEGURI_ERR_DNS', 'MEGURI_ERR_CONNECT', 'MEGURI_ERR_CONNECT_TIMEOUT', 'MEGURI_ERR_FORBIDDEN_ADDRESS']);
+/** robots.txt outcomes that end a host's queue: no request to it can ever be made. */
+const UNREACHABLE_HOST_CODES: ReadonlySet<string> = new Set(['MEGURI_ERR_DNS', 'MEGURI_ERR_FORBIDDEN_ADDRESS']);
 
 function robotsUrlFor(url: string): string {
   const u = new URL(url);
@@ -698,8 +700,9 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     }
     if (inflight.kind === 'robots') {
       this.applyRobots(host, state, outcome, now);
-      // The name does not resolve: the host does not exist (for us); its URLs cannot be fetched.
-      if (outcome.errorCode === 'MEGURI_ERR_DNS') await this.dropQueue(host, state, 'error', { now, ctx });
+      // The name does not resolve, or resolves to an address the fetcher refuses to dial: the host
+      // does not exist (for us); its URLs cannot be fetched.
+      if (outcome.errorCode !== undefined && UNREACHABLE_HOST_CODES.has(outcome.errorCode)) await this.dropQueue(host, state, 'error', { now, ctx });
     } else {
       const before = { L: state.pol?.L ?? 0, overloaded: state.ov !== undefined };
       countRedirectOutcome(this.stats, outcome);
