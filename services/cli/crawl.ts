@@ -61,6 +61,8 @@ export interface CrawlSummary extends CrawlSnapshot {
   readonly siteCapSkipped: number;
   readonly templateSkipped: number;
   readonly querySkipped: number;
+  /** failed first fetches (429, 5xx, timeouts, resets) queued again, not counted in pagesFetched */
+  readonly pageRetries: number;
   readonly lost: number;
   readonly deadletters: number;
 }
@@ -195,5 +197,5 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const t = progress.totals();
   let deadletters = 0;
   for (const s of services) for (const v of (await s.metrics.deadletters.get()).values) deadletters += v.value;
-  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, lost: t.lost, deadletters };
+  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, pageRetries: t.pageRetries ?? 0, lost: t.lost, deadletters };
 }

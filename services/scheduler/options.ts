@@ -47,6 +47,13 @@ export const schedulerOptionsSchema = z.strictObject({
     .min(1)
     .default(3)
     .describe("A known page whose host was unreachable (name, connection) on this many revisits in a row is reported gone."),
+  pageRetries: z
+    .number()
+    .int()
+    .min(0)
+    .max(10)
+    .default(2)
+    .describe("A new page whose fetch failed on the host's side (429, 5xx, a timeout or reset) is queued again this many times, after the host's back-off or Retry-After, before it is recorded as an error."),
   revisitSweepMs: z.number().int().min(1).default(1000).describe('How often the long-term queue is swept for due revisits.'),
   revisitKnownShare: z
     .number()

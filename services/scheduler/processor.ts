@@ -31,7 +31,7 @@ import { SITE_PREFIX, SiteLedger } from './site-cap.ts';
 import type { ChangeRecord, RevisitRecord } from '../../schemas/index.ts';
 import type { HostState, PartitionStats, UrlState } from './state.ts';
 import type { CrawlProgress } from './progress.ts';
-import { afterOutcome, applyRemedy, beforeRequest, changePageInterval, emptyPoliteness, hostInterval, loadReport, politenessFromSchedulerOptions, remedyFor, siteCapKey, underPageCap } from './politeness/index.ts';
+import { afterOutcome, applyRemedy, beforeRequest, changePageInterval, emptyPoliteness, hostInterval, isHostFailure, loadReport, politenessFromSchedulerOptions, remedyFor, siteCapKey, underPageCap } from './politeness/index.ts';
 import type { PolitenessConfig } from './politeness/index.ts';
 import { HostLoadBoard } from './load-metrics.ts';
 import { countRedirectOutcome, ipBelongsToHost, pastHopLimit, queueScore } from './redirects.ts';
@@ -827,6 +827,19 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   private async applyPageOutcome(outcome: OutcomeLink, state: HostState, now: number, ctx: ProcessorContext): Promise<void> {
     const u = await this.urls.get(outcome.url);
     const first = !u || u.f === undefined;
+    // The server could not answer this time (429, 5xx, a timeout, a reset): a new page is asked for
+    // again after the host's back-off or Retry-After, a bounded number of times, before it counts
+    // as an error. Known pages need no retry: their next revisit is one.
+    if (first && u && (u.t ?? 0) < this.options.pageRetries && isHostFailure(outcome, this.politeness)) {
+      const host = hostKey(outcome.url);
+      const q = queueKey(host, queueScore(u.s, u.rc), this.stats.seq++);
+      this.queues.add(host, q, outcome.url);
+      this.urls.put(outcome.url, { ...u, st: 'queued', q, t: (u.t ?? 0) + 1 });
+      state.queued++;
+      this.queuedTotal++;
+      this.stats.pageRetries = (this.stats.pageRetries ?? 0) + 1;
+      return;
+    }
     this.stats.pagesFetched++;
     if (first) this.stats.uniqueUrlsFetched++;
     // A distinct page of its site: a new URL that got an answer from the server (seed 000's cap).

@@ -50,6 +50,8 @@ export interface UrlState {
   y?: number;
   /** consecutive revisits that found the host unreachable (DNS, connection refused or timed out) */
   x?: number;
+  /** failed first fetches queued again so far (`pageRetries`) */
+  t?: number;
   /** while queued as a redirect target: the redirect chain that led here (sent on the request) */
   rc?: RedirectHop[];
 }
@@ -152,6 +154,8 @@ export interface PartitionStats extends RedirectCounters {
   /** IPR-VR/AR: times a fetched page passed its score on along its out-links */
   scorePassedOn: number;
   errors: number;
+  /** failed first fetches queued again (429, 5xx, timeouts, resets) */
+  pageRetries?: number;
   lost: number;
   bytes: number;
   hosts: number;
