@@ -126,8 +126,10 @@ describe('spider traps through meguri crawl', { timeout: 400_000 }, () => {
     return { summary, byHost };
   }
 
-  it('with default settings, a fresh ?sid= in every link and a fresh path token in every link each cost at most 100 requests, and the normal page is fetched', async () => {
+  it('with default settings, a fresh ?sid= in every link and a fresh path token in every link each cost at most 100 requests, and the normal page is fetched', async (t) => {
     const { summary, byHost } = await crawl(['sid.sim.test', 'ids.sim.test'], []);
+    for (const [host, paths] of byHost) t.diagnostic(`${host}: ${paths.length} page requests, normal page at request ${paths.findIndex((p) => p.startsWith('/normal.html')) + 1}`);
+    t.diagnostic(`templateSkipped ${summary.templateSkipped}`);
     assert.equal(summary.stoppedBecause, 'idle');
     for (const host of ['sid.sim.test', 'ids.sim.test']) {
       const paths = byHost.get(host) ?? [];
@@ -140,8 +142,9 @@ describe('spider traps through meguri crawl', { timeout: 400_000 }, () => {
     assert.ok(Number(summary.templateSkipped) > 0);
   });
 
-  it('without parameter stripping the template defence alone bounds the session-id host; a template of distinct pages stops at its budget', async () => {
+  it('without parameter stripping the template defence alone bounds the session-id host; a template of distinct pages stops at its budget', async (t) => {
     const { summary, byHost } = await crawl(['sid.sim.test', 'distinct.sim.test'], ['--strip-params', '', '--max-urls-per-template', '40']);
+    for (const [host, paths] of byHost) t.diagnostic(`${host}: ${paths.length} page requests, normal page at request ${paths.findIndex((p) => p.startsWith('/normal.html')) + 1}`);
     assert.equal(summary.stoppedBecause, 'idle');
     const sid = byHost.get('sid.sim.test') ?? [];
     assert.ok(sid.length <= 100, `sid.sim.test: ${sid.length} requests`);
