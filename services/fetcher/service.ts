@@ -38,7 +38,8 @@ export function fetcherService(options: FetcherServiceOptions = {}): ServiceDefi
       createRecordProcessor: () => ({
         async processRecord(record, ctx) {
           const page = await fetcher.fetch(record.value);
-          observer?.observe(page);
+          // An address lookup is not a fetch: it stays out of the fetch-time histogram.
+          if (record.value.reason !== 'address') observer?.observe(page);
           ctx.emit('pages', record.value.host, page);
         },
       }),
