@@ -201,7 +201,7 @@ export class HostileWeb {
       robots: (_r, s) => text(s, 'User-agent: *\nDisallow: /many/\n'),
       pages: {
         '/': simple('pages', pagePaths),
-        '/malformed': (_r, s) => html(s, `<html><head><title>bad<title></head><body><div><p><a href="/after-malformed">x<table><tr><td>unclosed <b><i></b></i> <a href=/after-malformed-2>y</a><script>document.write("</scr"+"ipt>")</script><!-- unterminated comment`),
+        '/malformed': (_r, s) => html(s, `<html><head><title>bad</titel></title><body><div><p><a href="/after-malformed" class="x" class="y">x<table><tr><td>unclosed <b><i></b></i> <a href=/after-malformed-2 =oops>y</a></div></div></span><script>document.write("</scr"+"ipt>")</script><!-- unterminated comment`),
         '/after-malformed': simple('after malformed'),
         '/after-malformed-2': simple('after malformed 2'),
         '/huge': (_r, s) => {
