@@ -3,6 +3,7 @@
  * and `npm run bench:faults` (bench size, one table). Every fault touches only processes the
  * scenario started, by PID, or the campaign's own broker.
  */
+import { join } from 'node:path';
 import { FaultCrawl } from './fault-campaign.ts';
 import type { CampaignOptions, ScenarioFigures } from './fault-campaign.ts';
 import type { LocalBroker } from './local-broker.ts';
@@ -55,7 +56,9 @@ const refusal = /PRODUCER_FENCED|INVALID_PRODUCER_EPOCH|ProducerFenced|InvalidPr
  * returns its figures. Logs are kept when the crawl did not complete.
  */
 export async function runScenario(name: ScenarioName, broker: LocalBroker | { readonly brokers: string }, settings: ScenarioSettings): Promise<ScenarioResult> {
-  const crawl = await FaultCrawl.start({ ...settings, brokers: broker.brokers });
+  // One log directory per scenario under the one given, so runs never append to each other's logs.
+  const logDir = settings.logDir ? join(settings.logDir, `${name.replace(/[^a-z0-9]+/gi, '-')}-${Date.now()}`) : undefined;
+  const crawl = await FaultCrawl.start({ ...settings, brokers: broker.brokers, ...(logDir ? { logDir } : {}) });
   let keepLogs = settings.keepLogs ?? false;
   try {
     const deadline = Date.now() + settings.completionTimeoutMs;
