@@ -6,7 +6,7 @@
  * committed records. Used by test/e2e/faults-*.test.ts (small, with assertions) and
  * bench/faults.bench.ts (bench size, one table).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -126,25 +126,64 @@ export class FaultCrawl {
     };
   }
 
-  /** Starts the simulated web, creates the topics, starts every process and seeds the crawl. */
+  /**
+   * Starts the simulated web, creates the topics, starts every process, waits until each group has
+   * all its members and every process is ready (so "no faults" means no membership change during the
+   * crawl), then seeds the crawl with `meguri seed`.
+   */
   static async start(options: CampaignOptions): Promise<FaultCrawl> {
     const web = await SimWeb.start({ seed: options.webSeed ?? 11, hosts: options.hosts, pagesPerHost: options.pagesPerHost, robots: { crawlDelays: [0.1] } });
     const logDir = options.logDir ?? tempDir('meguri-faults-');
     mkdirSync(logDir, { recursive: true });
     const crawl = new FaultCrawl(options, web, logDir);
     try {
-      const created = spawnSync(process.execPath, [bin, 'topics', 'create', '--kafka', options.brokers, '--topic-prefix', crawl.prefix, '--partitions', String(options.partitions ?? 4)], { env: crawl.env, encoding: 'utf8' });
-      if (created.status !== 0) throw new Error(`meguri topics create failed: ${created.stderr}`);
+      const partitions = String(options.partitions ?? 4);
+      // Creating many topics at once on a fresh broker can meet a metadata race ("does not host this
+      // topic-partition"); creating again only adds what is missing.
+      await crawl.cli('topics create', ['topics', 'create', '--kafka', options.brokers, '--topic-prefix', crawl.prefix, '--partitions', partitions], 3);
       const replicas = options.replicas ?? 2;
       for (const role of roles) for (let i = 1; i <= replicas; i++) await crawl.startProcess(role, `${role}-${i}`);
-      const seeded = spawnSync(process.execPath, [bin, 'seed', '--kafka', options.brokers, '--topic-prefix', crawl.prefix, ...web.homeUrls()], { env: crawl.env, encoding: 'utf8' });
-      if (seeded.status !== 0) throw new Error(`meguri seed failed: ${seeded.stderr}`);
       if (options.verbose) crawl.progressTimer = setInterval(() => crawl.log(`fetched ${crawl.fetchedCount()} of ${crawl.expected.size}`), 5000);
+      if (!(await crawl.waitForSteadyGroups(replicas, 240_000))) crawl.fault('groups not steady after 240 s; seeding anyway');
+      else crawl.log('every group steady and every process ready');
+      await crawl.cli('seed', ['seed', '--kafka', options.brokers, '--topic-prefix', crawl.prefix, ...web.homeUrls()], 1);
     } catch (err) {
       await crawl.close({ keepLogs: true });
       throw err;
     }
     return crawl;
+  }
+
+  /** Each service's group has `replicas` members holding partitions, and every process answers /readyz 200. */
+  async waitForSteadyGroups(replicas: number, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      let steady = true;
+      for (const role of roles) {
+        const members = await this.groupMembers(role).catch(() => new Map<string, number>());
+        if (members.size !== replicas || [...members.values()].some((n) => n === 0)) steady = false;
+      }
+      if (steady && (await Promise.all(this.names().map((n) => this.ready(n)))).every(Boolean)) return true;
+      await sleep(1000);
+    }
+    return false;
+  }
+
+  /** Runs `meguri <args>` without blocking the event loop; retries up to `attempts` times. */
+  private async cli(what: string, args: readonly string[], attempts: number): Promise<void> {
+    let lastError = '';
+    for (let i = 1; i <= attempts; i++) {
+      const child = spawn(process.execPath, [bin, ...args], { env: this.env, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.setEncoding('utf8');
+      child.stderr.on('data', (d: string) => (stderr += d));
+      const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+      if (code === 0) return;
+      lastError = stderr.trim();
+      this.log(`meguri ${what} failed (attempt ${i}): ${lastError}`);
+      await sleep(1000);
+    }
+    throw new Error(`meguri ${what} failed: ${lastError}`);
   }
 
   get reachable(): number {
