@@ -104,6 +104,7 @@ export class FaultCrawl {
   private readonly expected: Set<string>;
   private readonly env: NodeJS.ProcessEnv;
   private progressTimer: NodeJS.Timeout | undefined;
+  private exitHook: (() => void) | undefined;
 
   private constructor(
     readonly options: CampaignOptions,
@@ -351,6 +352,7 @@ export class FaultCrawl {
   /** Stops every process (SIGTERM, then SIGKILL after 20 s), the admin client and the web. */
   async close(opts: { keepLogs: boolean }): Promise<void> {
     clearInterval(this.progressTimer);
+    if (this.exitHook) process.off('exit', this.exitHook);
     await Promise.all(
       [...this.processes.values()].map(async (p) => {
         if (!running(p.child)) return;
@@ -401,6 +403,13 @@ export class FaultCrawl {
       }
     });
     this.processes.set(name, p);
+    if (!this.exitHook) {
+      // If the test or bench process itself ends abruptly, its services must not outlive it.
+      this.exitHook = (): void => {
+        for (const q of this.processes.values()) if (running(q.child) && q.child.pid !== undefined) process.kill(q.child.pid, 'SIGKILL');
+      };
+      process.once('exit', this.exitHook);
+    }
   }
 
   private async signal(p: ServiceProcess, signal: NodeJS.Signals): Promise<void> {
