@@ -48,6 +48,15 @@ function reexecInNamespace(): number | undefined {
   return res.status ?? 1;
 }
 
+/** Which URLs were fetched twice, when (s into the scenario), and whether a fetcher kill had them in flight. */
+function describeRefetches(r: ScenarioFigures): string {
+  const faults = r.faults.join('; ');
+  return `${r.refetched
+    .slice(0, 12)
+    .map((x) => `${x.key} at ${x.fetchedAtMs.map((t) => ((t - r.startedAtMs) / 1000).toFixed(1)).join(' & ')} s${x.inFlightAtAKill ? ' (in flight at a kill)' : ''}`)
+    .join(', ')} (faults: ${faults})`;
+}
+
 async function main(): Promise<void> {
   const outer = reexecInNamespace();
   if (outer !== undefined) process.exit(outer);
@@ -99,6 +108,7 @@ async function main(): Promise<void> {
       r.duplicatePages > 0 ? `${r.duplicatePages} duplicate \`pages\` records` : '',
       r.revisits > 0 ? `${r.revisits} \`revisits\` records` : '',
       Object.keys(r.deadLetterReasons).length > 0 ? `dead letters: ${JSON.stringify(r.deadLetterReasons)}` : '',
+      r.refetches > r.inFlightAtKills ? `re-fetched beyond the bound: ${describeRefetches(r)}` : '',
       !r.completed ? `logs kept in ${r.logDir}` : '',
     ].filter(Boolean);
     if (extra.length > 0) console.log(`- ${r.scenario}: ${extra.join('; ')}`);

@@ -7,8 +7,9 @@ import assert from 'node:assert/strict';
 import type { ScenarioFigures } from './fault-campaign.ts';
 
 export function describeFigures(f: ScenarioFigures): string {
-  const { logDir, ...rest } = f;
-  return `${JSON.stringify(rest)} (service logs: ${f.completed && f.crashes.length === 0 ? 'removed' : logDir})`;
+  const { logDir, refetched, ...rest } = f;
+  const refetches = refetched.slice(0, 10).map((r) => `${r.key} at ${r.fetchedAtMs.map((t) => ((t - f.startedAtMs) / 1000).toFixed(1)).join(' & ')} s${r.inFlightAtAKill ? ' (in flight at a kill)' : ''}`);
+  return `${JSON.stringify(rest)}${refetches.length > 0 ? ` re-fetched: ${refetches.join(', ')}` : ''} (service logs: ${f.completed && f.crashes.length === 0 ? 'removed' : logDir})`;
 }
 
 export function assertPromisesKept(f: ScenarioFigures): void {

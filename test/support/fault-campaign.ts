@@ -68,6 +68,8 @@ export interface ScenarioFigures extends CrawlFigures {
   readonly scenario: string;
   readonly completed: boolean;
   readonly wallMs: number;
+  /** Date.now() when the scenario started (fetch times in `refetched` are wall times). */
+  readonly startedAtMs: number;
   /** The faults applied, in order, with the progress at which each happened. */
   readonly faults: readonly string[];
   /** Processes that exited on their own, with their exit code or signal. */
@@ -346,7 +348,7 @@ export class FaultCrawl {
     const fetches = pageRequests(this.web).map((e) => ({ key: pageKey(e.host, e.path), wallMs: e.wallMs }));
     const counted = crawlFigures({ expected: this.expected, fetches, frontier, pages, changes, revisits: of('revisits').length, deadLetters: of('deadletter').length, fetcherKills: this.fetcherKills });
     const crashes = [...this.processes.values()].flatMap((p) => p.unexpectedExits.map((e) => `${p.name} ${e}`));
-    return { scenario, ...counted, completed: completed && counted.lost === 0, wallMs, faults: [...this.faults], crashes, deadLetterReasons, logDir: this.logDir };
+    return { scenario, ...counted, completed: completed && counted.lost === 0, wallMs, startedAtMs: this.startedAt, faults: [...this.faults], crashes, deadLetterReasons, logDir: this.logDir };
   }
 
   /** Stops every process (SIGTERM, then SIGKILL after 20 s), the admin client and the web. */

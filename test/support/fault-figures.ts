@@ -75,6 +75,8 @@ export interface CrawlFigures {
   readonly urlsWithTwoNew: number;
   readonly revisits: number;
   readonly deadLetters: number;
+  /** URLs fetched more often than requested, each with the wall times of its fetches (for the logs). */
+  readonly refetched: readonly { readonly key: string; readonly fetchedAtMs: readonly number[]; readonly inFlightAtAKill: boolean }[];
 }
 
 function countBy<T>(xs: readonly T[], key: (x: T) => string): Map<string, number> {
@@ -102,10 +104,16 @@ export function crawlFigures(e: CrawlEvidence): CrawlFigures {
   for (const [key, n] of fetchesByUrl) refetches += Math.max(0, n - Math.max(1, requestsByUrl.get(key) ?? 0));
 
   let inFlightAtKills = 0;
+  const inFlightKeys = new Set<string>();
   for (const kill of e.fetcherKills) {
     const fetchedBefore = new Set(e.fetches.filter((f) => f.wallMs <= kill.atWallMs).map((f) => f.key));
-    inFlightAtKills += e.frontier.filter((r) => r.offset >= (kill.committed.get(r.partition) ?? 0) && fetchedBefore.has(r.key)).length;
+    const inFlight = e.frontier.filter((r) => r.offset >= (kill.committed.get(r.partition) ?? 0) && fetchedBefore.has(r.key));
+    inFlightAtKills += inFlight.length;
+    for (const r of inFlight) inFlightKeys.add(r.key);
   }
+  const refetched = [...fetchesByUrl]
+    .filter(([key, n]) => n > Math.max(1, requestsByUrl.get(key) ?? 0))
+    .map(([key]) => ({ key, fetchedAtMs: e.fetches.filter((f) => f.key === key).map((f) => f.wallMs), inFlightAtAKill: inFlightKeys.has(key) }));
 
   const pagesById = countBy(e.pages, (p) => p.requestId);
   const duplicatePages = [...pagesById.values()].reduce((s, n) => s + n - 1, 0);
@@ -130,5 +138,6 @@ export function crawlFigures(e: CrawlEvidence): CrawlFigures {
     urlsWithTwoNew,
     revisits: e.revisits,
     deadLetters: e.deadLetters,
+    refetched,
   };
 }
