@@ -31,7 +31,19 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 public class CommittedReader {
-  public static void main(String[] args) throws Exception {
+  public static void main(String[] args) {
+    try {
+      read(args);
+    } catch (Throwable t) {
+      // Printed here: the source launcher trims the launcher's frames off a stack trace and fails
+      // on one shorter than those ("0 > -7"), hiding the real error.
+      System.err.println("CommittedReader: " + t);
+      for (StackTraceElement e : t.getStackTrace()) System.err.println("  at " + e);
+      System.exit(3);
+    }
+  }
+
+  private static void read(String[] args) throws Exception {
     if (args.length < 3) {
       System.err.println("usage: CommittedReader <bootstrap> <timeoutMs> <topic>...");
       System.exit(64);

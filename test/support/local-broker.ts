@@ -77,12 +77,17 @@ export class LocalBroker {
   }
 
   private env(): NodeJS.ProcessEnv {
-    return { ...process.env, MEGURI_KAFKA_STATE_DIR: this.stateDir, MEGURI_KAFKA_KEEP_PORTS: '1' };
+    return LocalBroker.envFor(this.stateDir);
+  }
+
+  /** A loaded machine can take well over kafka.sh's default 60 s to start a broker. */
+  private static envFor(stateDir: string): NodeJS.ProcessEnv {
+    return { MEGURI_KAFKA_START_TIMEOUT: '180', ...process.env, MEGURI_KAFKA_STATE_DIR: stateDir, MEGURI_KAFKA_KEEP_PORTS: '1' };
   }
 
   private static run(stateDir: string, command: 'start'): string | undefined {
     const out = spawnSync('bash', [kafkaScript, command], {
-      env: { ...process.env, MEGURI_KAFKA_STATE_DIR: stateDir, MEGURI_KAFKA_KEEP_PORTS: '1' },
+      env: LocalBroker.envFor(stateDir),
       stdio: ['ignore', 'pipe', 'inherit'],
       encoding: 'utf8',
     });
@@ -107,7 +112,17 @@ export interface CommittedRecord {
  * as the Java client at read_committed sees them. Rejects unless the read reached the end.
  */
 export async function readCommitted(brokers: string, topics: readonly string[], timeoutMs = 120_000): Promise<CommittedRecord[]> {
-  const child = spawn('java', ['-Xmx512m', '-cp', `${kafkaLibsDir()}/*`, '-Dlog4j.configuration=none', readerSource, brokers, String(timeoutMs), ...topics], {
+  try {
+    return await readCommittedOnce(brokers, topics, timeoutMs);
+  } catch (err) {
+    // One more try: on a loaded machine the client's metadata calls can time out.
+    console.error(`# ${(err as Error).message}; reading once more`);
+    return readCommittedOnce(brokers, topics, timeoutMs);
+  }
+}
+
+async function readCommittedOnce(brokers: string, topics: readonly string[], timeoutMs: number): Promise<CommittedRecord[]> {
+  const child = spawn('java', ['-Xmx512m', '-XX:-OmitStackTraceInFastThrow', '-cp', `${kafkaLibsDir()}/*`, '-Dlog4j.configuration=none', readerSource, brokers, String(timeoutMs), ...topics], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
