@@ -238,9 +238,12 @@ export class FaultCrawl {
   /** kill -9 by PID, waits for the exit, then (unless told not to) starts it again on the same data dir. */
   async kill9(name: string, opts: { restartAfterMs?: number } = {}): Promise<void> {
     const p = this.process(name);
-    if (p.role === 'fetcher') await this.recordFetcherKill();
+    // Offsets read before the kill (never later than what the dead fetcher had committed), fetches
+    // counted up to its death: together an upper bound of what it had in flight.
+    const committed = p.role === 'fetcher' ? await this.fetcherCommittedOffsets() : undefined;
     this.fault(`kill -9 ${name}`);
     await this.signal(p, 'SIGKILL');
+    if (committed) this.fetcherKills.push({ atWallMs: Date.now(), committed });
     await sleep(opts.restartAfterMs ?? 1000);
     await this.startProcess(p.role, p.name);
   }
@@ -422,17 +425,17 @@ export class FaultCrawl {
     await exited;
   }
 
-  /** Before a fetcher dies: the fetcher group's committed frontier offsets bound what it can re-fetch. */
-  private async recordFetcherKill(): Promise<void> {
+  /** The fetcher group's committed frontier offsets (empty when the broker does not answer: all count as in flight). */
+  private async fetcherCommittedOffsets(): Promise<Map<number, number>> {
     const committed = new Map<number, number>();
     try {
       const admin = await this.admin();
       const [topic] = await admin.fetchOffsets({ groupId: `${this.prefix}fetcher`, topics: [`${this.prefix}frontier`] });
       for (const p of topic?.partitions ?? []) if (Number(p.offset) >= 0) committed.set(p.partition, Number(p.offset));
     } catch {
-      // Broker unreachable: count every request as possibly in flight (partitions absent = offset 0).
+      committed.clear();
     }
-    this.fetcherKills.push({ atWallMs: Date.now(), committed });
+    return committed;
   }
 
   private async topicEnds(): Promise<string> {
