@@ -109,7 +109,7 @@ async function main(): Promise<void> {
       r.revisits > 0 ? `${r.revisits} \`revisits\` records` : '',
       Object.keys(r.deadLetterReasons).length > 0 ? `dead letters: ${JSON.stringify(r.deadLetterReasons)}` : '',
       r.refetches > r.inFlightAtKills ? `re-fetched beyond the bound: ${describeRefetches(r)}` : '',
-      !r.completed ? `logs kept in ${r.logDir}` : '',
+      `logs: ${r.logDir}`,
     ].filter(Boolean);
     if (extra.length > 0) console.log(`- ${r.scenario}: ${extra.join('; ')}`);
   }

@@ -9,7 +9,7 @@ import type { ScenarioFigures } from './fault-campaign.ts';
 export function describeFigures(f: ScenarioFigures): string {
   const { logDir, refetched, ...rest } = f;
   const refetches = refetched.slice(0, 10).map((r) => `${r.key} at ${r.fetchedAtMs.map((t) => ((t - f.startedAtMs) / 1000).toFixed(1)).join(' & ')} s${r.inFlightAtAKill ? ' (in flight at a kill)' : ''}`);
-  return `${JSON.stringify(rest)}${refetches.length > 0 ? ` re-fetched: ${refetches.join(', ')}` : ''} (service logs: ${logDir}, kept when the crawl did not complete, a service crashed or TEST_FAULT_LOGS is set)`;
+  return `${JSON.stringify(rest)}${refetches.length > 0 ? ` re-fetched: ${refetches.join(', ')}` : ''} (service logs: ${logDir}, kept when a promise was broken or TEST_FAULT_LOGS is set)`;
 }
 
 export function assertPromisesKept(f: ScenarioFigures): void {

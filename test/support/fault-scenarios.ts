@@ -94,7 +94,9 @@ export async function runScenario(name: ScenarioName, broker: LocalBroker | { re
       zombie = { ...zombie, refusals, partitionsAtEnd: (await crawl.groupMembers('scheduler').catch(() => new Map<string, number>())).get(zombie.zombie) ?? 0, readyAtEnd: await crawl.ready(zombie.zombie), aliveAtEnd: crawl.isRunning(zombie.zombie) };
     }
     const figures = await crawl.figures(name, completed);
-    if (!figures.completed || figures.crashes.length > 0) keepLogs = true;
+    // Logs stay whenever a promise was broken, so the cause can be read from them.
+    const f = figures;
+    if (!f.completed || f.crashes.length > 0 || f.schedulerDuplicates > 0 || f.refetches > f.inFlightAtKills || f.duplicateChanges > 0 || f.deadLetters > 0 || f.revisits > 0) keepLogs = true;
     return zombie ? { figures, zombie } : { figures };
   } catch (err) {
     keepLogs = true;
