@@ -10,6 +10,7 @@
  * As root it runs inside a fresh network namespace with only loopback (unshare -n), like the tests.
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { LocalBroker } from '../test/support/local-broker.ts';
@@ -109,7 +110,7 @@ async function main(): Promise<void> {
       r.revisits > 0 ? `${r.revisits} \`revisits\` records` : '',
       Object.keys(r.deadLetterReasons).length > 0 ? `dead letters: ${JSON.stringify(r.deadLetterReasons)}` : '',
       r.refetches > r.inFlightAtKills ? `re-fetched beyond the bound: ${describeRefetches(r)}` : '',
-      `logs: ${r.logDir}`,
+      existsSync(r.logDir) ? `logs kept in ${r.logDir}` : '',
     ].filter(Boolean);
     if (extra.length > 0) console.log(`- ${r.scenario}: ${extra.join('; ')}`);
   }
