@@ -49,7 +49,8 @@ export interface ScenarioResult {
 }
 
 /** Refusals a fenced or evicted member meets when it tries to commit late. */
-const refusal = /PRODUCER_FENCED|INVALID_PRODUCER_EPOCH|ProducerFenced|InvalidProducerEpoch|fenced|UNKNOWN_MEMBER_ID|ILLEGAL_GENERATION|REBALANCE_IN_PROGRESS|FENCED_INSTANCE_ID|INVALID_TXN_STATE|migrated/i;
+const refusal =
+  /PRODUCER_FENCED|INVALID_PRODUCER_EPOCH|UNKNOWN_MEMBER_ID|ILLEGAL_GENERATION|FENCED_INSTANCE_ID|ProducerFenced|InvalidProducerEpoch|fenc|old epoch|newer producer|not aware of this member|generation id is not valid|migrated/i;
 
 /**
  * Runs one scenario on `broker` (the campaign's own broker; only `broker restart` stops it) and
