@@ -185,6 +185,10 @@ choose_ports() {
     }
     (async () => {
       let ports = prev[0] && prev[1] && prev[0] !== prev[1] ? await grab(prev) : null;
+      if (prev[0] && !ports && process.argv[4] === "1") {
+        console.error(`kafka.sh: previous ports ${prev.join(", ")} are taken and MEGURI_KAFKA_KEEP_PORTS=1`);
+        process.exit(1);
+      }
       if (prev[0] && !ports) console.error(`kafka.sh: previous ports ${prev.join(", ")} are taken; choosing new ones`);
       for (let i = 0; !ports && i < 50; i++) {
         const a = 20000 + Math.floor(Math.random() * 12000);
@@ -195,7 +199,7 @@ choose_ports() {
       if (!ports) process.exit(1);
       console.log(ports.join(" "));
     })();
-  ' "$HOST" "$prev_b" "$prev_c"
+  ' "$HOST" "$prev_b" "$prev_c" "${MEGURI_KAFKA_KEEP_PORTS:-0}"
 }
 
 write_config() {
