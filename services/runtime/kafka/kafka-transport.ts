@@ -10,7 +10,8 @@
  *   batches of one partition strictly in order.
  * Partitions are always chosen here with `partitionForKey` (murmur2) and sent explicitly.
  */
-import kafkajs from 'kafkajs';
+// kafkajs with the read_committed fix: never import 'kafkajs' itself for runtime values.
+import { kafkajs } from './kafkajs.ts';
 import type { Admin, Consumer, Producer, Message, TopicMessages, EachBatchPayload, logCreator } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.ts';
