@@ -172,13 +172,32 @@ export function changelogSpec(group: string, store: string, partitions: number):
   };
 }
 
-/** Kafka topic configs for a spec (what `meguri topics create` sets). */
-export function kafkaTopicConfig(spec: TopicSpec): Record<string, string> {
+/**
+ * How many copies of each partition a cluster keeps, and how many must have a write before it is
+ * acknowledged (producers send with acks=all). With 3 and 2 one broker can be down without stopping
+ * writes or losing an acknowledged record.
+ */
+export interface Replication {
+  readonly factor: number;
+  readonly minInsyncReplicas: number;
+}
+
+/** What `meguri topics create`, `meguri run` (with MEGURI_CREATE_TOPICS=true) and the Strimzi KafkaTopics use. */
+export const CLUSTER_REPLICATION: Replication = { factor: 3, minInsyncReplicas: 2 };
+/** A single broker (deploy/local, the tests): one copy. */
+export const SINGLE_BROKER_REPLICATION: Replication = { factor: 1, minInsyncReplicas: 1 };
+
+/**
+ * Kafka topic configs for a spec (what `meguri topics create` and the Strimzi KafkaTopics set);
+ * with a replication, its `min.insync.replicas` too.
+ */
+export function kafkaTopicConfig(spec: TopicSpec, replication?: Replication): Record<string, string> {
   const config: Record<string, string> = {
     'cleanup.policy': spec.cleanupPolicy,
     'retention.ms': String(spec.retentionMs),
     'compression.type': spec.compression,
   };
   if (spec.name === 'pages') config['max.message.bytes'] = String(8 * 1024 * 1024);
+  if (replication) config['min.insync.replicas'] = String(replication.minInsyncReplicas);
   return config;
 }

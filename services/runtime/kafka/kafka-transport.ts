@@ -18,6 +18,8 @@ import type { Logger } from '../logger.ts';
 import { silentLogger } from '../logger.ts';
 import { partitionForKey } from '../partitioner.ts';
 import { AsyncQueue } from '../async-queue.ts';
+import { replicationForCluster } from './replication.ts';
+import type { TopicReplication } from './replication.ts';
 import type {
   AtomicCommit,
   ConsumedBatch,
@@ -39,8 +41,11 @@ export interface KafkaTransportOptions {
   readonly brokers: readonly string[];
   readonly clientId?: string;
   readonly logger?: Logger;
-  /** Replication factor for topics this transport creates (1 on a single-node broker). */
-  readonly replicationFactor?: number;
+  /**
+   * Replication of the topics this transport creates (default 1 and 1: one broker). A factor above
+   * the cluster's broker count fails ensureTopics with a ReplicationError, unless capToBrokers.
+   */
+  readonly replication?: TopicReplication & { readonly capToBrokers?: boolean };
   /** Transaction timeout; a crashed member's open transaction is aborted by the broker after it. */
   readonly transactionTimeoutMs?: number;
   readonly sessionTimeoutMs?: number;
@@ -199,14 +204,23 @@ export class KafkaTransport implements Transport {
     const unique = [...new Map(topics.map((t) => [t.name, t])).values()];
     const missing = unique.filter((t) => !existing.has(t.name));
     if (missing.length === 0) return;
+    const wanted = this.options.replication ?? { factor: 1, minInsyncReplicas: 1 };
+    const brokers = (await admin.describeCluster()).brokers.length;
+    const { replication, capped } = replicationForCluster(wanted, brokers, { capToBrokers: wanted.capToBrokers ?? false });
+    if (capped) {
+      this.logger.warn(
+        { wanted: { factor: wanted.factor, minInsyncReplicas: wanted.minInsyncReplicas }, brokers, replication },
+        `the cluster has ${brokers} broker(s): creating topics with replication factor ${replication.factor} and min.insync.replicas ${replication.minInsyncReplicas}`,
+      );
+    }
     try {
       await admin.createTopics({
         waitForLeaders: true,
         topics: missing.map((t) => ({
           topic: t.name,
           numPartitions: t.partitions,
-          replicationFactor: this.options.replicationFactor ?? 1,
-          configEntries: Object.entries(t.config ?? {}).map(([name, value]) => ({ name, value })),
+          replicationFactor: replication.factor,
+          configEntries: Object.entries({ ...t.config, 'min.insync.replicas': String(replication.minInsyncReplicas) }).map(([name, value]) => ({ name, value })),
         })),
       });
     } catch (err) {
@@ -214,7 +228,27 @@ export class KafkaTransport implements Transport {
       const now = new Set(await admin.listTopics());
       if (missing.some((t) => !now.has(t.name))) throw err;
     }
+    await this.waitForMetadata(admin, missing.map((t) => t.name));
     for (const t of missing) this.partitionCounts.set(t.name, t.partitions);
+  }
+
+  /**
+   * A topic just created can be unknown to the broker's metadata for a moment (KRaft propagates it
+   * asynchronously; kafkajs's waitForLeaders then fails with UNKNOWN_TOPIC_OR_PARTITION): wait until
+   * every partition has a leader, so callers can use the topics at once.
+   */
+  private async waitForMetadata(admin: Admin, names: readonly string[], timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        const meta = await admin.fetchTopicMetadata({ topics: [...names] });
+        if (meta.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+      } catch (err) {
+        if (Date.now() >= deadline) throw err;
+      }
+      if (Date.now() >= deadline) throw new Error(`topics ${names.join(', ')} were created but have no leaders after ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   async listTopics(): Promise<string[]> {
