@@ -40,7 +40,7 @@ async function main(sync: boolean): Promise<void> {
   const t = await EmbeddedTransport.open({ dir, logger: pino({ level: 'silent' }), maintenanceIntervalMs: 0, sync });
   try {
     await t.ensureTopics([{ name: 'small', partitions: 1 }]);
-    const small = await t.join({ groupId: 'small-bench', topics: [], onAssigned: async () => undefined, onRevoked: async () => undefined, eachBatch: async () => undefined });
+    const small = await t.join({ groupId: 'small-bench', topics: ['small'], onAssigned: async () => undefined, onRevoked: async () => undefined, eachBatch: async () => undefined });
     const s0 = performance.now();
     for (let i = 0; i < SMALL_COMMITS; i++) {
       await small.commit({ transactional: true, scope: 'small', outputs: [{ topic: 'small', key: `k${i}`, value: payload }], offsets: [] });

@@ -7,7 +7,8 @@ import type { SchemaName } from '../schemas/index.ts';
 export type CleanupPolicy = 'delete' | 'compact';
 /**
  * Broker-side compression. 'producer' keeps what the producer sent: kafkajs decodes only gzip
- * natively, so a broker that recompresses to lz4/zstd would make topics unreadable to it.
+ * natively, so a broker that recompresses to lz4/zstd would make topics unreadable to it. A topic
+ * set to 'gzip' is also sent gzip-compressed by meguri's producers (docs/benchmarks.md, compression).
  */
 export type Compression = 'producer' | 'gzip';
 
@@ -62,7 +63,8 @@ export const topics: readonly TopicSpec[] = [
     key: 'host',
     cleanupPolicy: 'delete',
     retentionMs: 30 * DAY,
-    compression: 'producer',
+    // HTML in JSON: gzip stores a 20 KB page in about a quarter of it (bench/compression.bench.ts).
+    compression: 'gzip',
     description: 'Fetched pages (body size-capped) with status, headers and timing; replayable for reanalysis.',
   },
   {

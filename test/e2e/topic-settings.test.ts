@@ -114,6 +114,43 @@ describe('topic settings for real clusters', { timeout: 180_000 }, () => {
     }
   });
 
+  it('records of a gzip topic (pages) are sent gzip-compressed and read back as sent', async () => {
+    const prefix = uniquePrefix();
+    const t = new KafkaTransport({ brokers });
+    const sent: { compression: unknown; topics: string[] }[] = [];
+    const client = t.client;
+    const makeProducer = client.producer.bind(client);
+    client.producer = (config) => {
+      const producer = makeProducer(config);
+      const sendBatch = producer.sendBatch.bind(producer);
+      producer.sendBatch = (batch) => (sent.push({ compression: batch.compression, topics: batch.topicMessages!.map((m) => m.topic) }), sendBatch(batch));
+      return producer;
+    };
+    try {
+      await t.ensureTopics([
+        { name: `${prefix}pages`, partitions: 1, config: { 'compression.type': 'gzip' } },
+        { name: `${prefix}links`, partitions: 1 },
+      ]);
+      const page = Buffer.from(JSON.stringify({ body: '<p>the same paragraph again</p>'.repeat(600) }));
+      await t.send([
+        { topic: `${prefix}pages`, key: 'h', value: page },
+        { topic: `${prefix}links`, key: 'h', value: Buffer.from('{"link":1}') },
+      ]);
+      assert.deepEqual(
+        sent.map((b) => [b.compression, b.topics]),
+        [
+          [kafkajs.CompressionTypes.GZIP, [`${prefix}pages`]],
+          [kafkajs.CompressionTypes.None, [`${prefix}links`]],
+        ],
+      );
+      const back: Buffer[] = [];
+      for await (const chunk of t.readPartition(`${prefix}pages`, 0, 0, 1)) for (const r of chunk) back.push(r.value!);
+      assert.deepEqual(back, [page]);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('a pod does not create topics unless MEGURI_CREATE_TOPICS=true; a missing topic stops it with the command to run', async () => {
     const prefix = uniquePrefix();
     const dataDir = tempDir();

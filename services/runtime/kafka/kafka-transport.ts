@@ -116,6 +116,7 @@ export class KafkaTransport implements Transport {
   private plainProducer: Promise<Producer> | undefined;
   private readonly txProducers = new Map<string, Promise<Producer>>();
   private readonly partitionCounts = new Map<string, number>();
+  private readonly compressions = new Map<string, kafkajs.CompressionTypes>();
   private readonly members = new Set<KafkaGroupMember>();
   private closed = false;
 
@@ -332,13 +333,54 @@ export class KafkaTransport implements Transport {
     }));
   }
 
+  /**
+   * Sends with acks=all (every in-sync copy, at least the topic's min.insync.replicas, has the
+   * records before the send resolves). kafkajs compresses a whole request with one codec, so topics
+   * configured with `compression.type=gzip` (`pages`) go in a request of their own, compressed here
+   * rather than by the broker.
+   */
+  private async sendByCompression(
+    topicMessages: TopicMessages[],
+    send: (batch: { topicMessages: TopicMessages[]; acks: -1; compression: kafkajs.CompressionTypes }) => Promise<kafkajs.RecordMetadata[]>,
+  ): Promise<kafkajs.RecordMetadata[]> {
+    const groups = new Map<kafkajs.CompressionTypes, TopicMessages[]>();
+    for (const tm of topicMessages) {
+      const compression = await this.compressionOf(tm.topic);
+      groups.set(compression, [...(groups.get(compression) ?? []), tm]);
+    }
+    const results: kafkajs.RecordMetadata[] = [];
+    for (const [compression, group] of groups) results.push(...(await send({ topicMessages: group, acks: -1, compression })));
+    return results;
+  }
+
+  /** The codec a topic's records are sent with: gzip when the topic is configured for it, else none. */
+  private async compressionOf(topic: string): Promise<kafkajs.CompressionTypes> {
+    const cached = this.compressions.get(topic);
+    if (cached !== undefined) return cached;
+    let compression = kafkajs.CompressionTypes.None;
+    try {
+      const admin = await this.admin();
+      const described = await admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: topic, configNames: ['compression.type'] }],
+      });
+      const value = described.resources[0]?.configEntries.find((e) => e.configName === 'compression.type')?.configValue;
+      if (value === 'gzip') compression = kafkajs.CompressionTypes.GZIP;
+    } catch (err) {
+      // Uncompressed is always readable; the broker still applies the topic's compression.type.
+      this.logger.debug({ err, topic }, 'could not read the topic compression; sending uncompressed');
+    }
+    this.compressions.set(topic, compression);
+    return compression;
+  }
+
   async send(records: readonly OutRecord[]): Promise<RecordMetadata[]> {
     if (records.length === 0) return [];
     const producer = await this.producer();
     const meta: RecordMetadata[] = [];
     for (const chunk of chunkBySize(records)) {
       const { topicMessages, slots } = await this.toTopicMessages(chunk);
-      meta.push(...KafkaTransport.metadataFor(slots, await producer.sendBatch({ topicMessages, acks: -1 })));
+      meta.push(...KafkaTransport.metadataFor(slots, await this.sendByCompression(topicMessages, (batch) => producer.sendBatch(batch))));
     }
     return meta;
   }
@@ -361,7 +403,7 @@ export class KafkaTransport implements Transport {
       const meta: RecordMetadata[] = [];
       for (const chunk of chunkBySize(commit.outputs)) {
         const { topicMessages, slots } = await this.toTopicMessages(chunk);
-        meta.push(...KafkaTransport.metadataFor(slots, await tx.sendBatch({ topicMessages, acks: -1 })));
+        meta.push(...KafkaTransport.metadataFor(slots, await this.sendByCompression(topicMessages, (batch) => tx.sendBatch(batch))));
       }
       if (commit.offsets.length > 0) {
         const byTopic = new Map<string, { partition: number; offset: string }[]>();
