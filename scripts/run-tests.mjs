@@ -96,6 +96,9 @@ if (needsKafka) {
     process.exit(1);
   }
   env.KAFKA_BROKERS = line.slice('KAFKA_BROKERS='.length).trim();
+  // A single broker: topics the tests create (`meguri topics create` included) get one copy.
+  env.MEGURI_REPLICATION_FACTOR ??= '1';
+  env.MEGURI_MIN_INSYNC_REPLICAS ??= '1';
   console.log(`# kafka broker ${env.KAFKA_BROKERS}`);
 }
 

@@ -10,7 +10,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DEFAULT_PARTITIONS, changelogSpec, kafkaTopicConfig, services, topicSpec, topics } from './index.ts';
+import { CLUSTER_REPLICATION, DEFAULT_PARTITIONS, changelogSpec, kafkaTopicConfig, services, topicSpec, topics } from './index.ts';
 import { schedulerDefaults } from '../services/cli/scheduler-config.ts';
 import type { ServiceSpec, TopicSpec } from './index.ts';
 
@@ -24,7 +24,8 @@ export const CONFIG_MAP = 'meguri-config';
 export const IMAGE = 'meguri';
 export const HTTP_PORT = 9464;
 export const DATA_DIR = '/var/lib/meguri';
-export const TOPIC_REPLICAS = 3;
+/** Copies of each partition, and min.insync.replicas: the topology's cluster replication. */
+export const TOPIC_REPLICAS = CLUSTER_REPLICATION.factor;
 const TERMINATION_GRACE_SECONDS = 60;
 /** Below the grace period, so the runtime finishes its own shutdown before the kubelet's SIGKILL. */
 const SHUTDOWN_TIMEOUT_MS = 45_000;
@@ -224,6 +225,8 @@ export function configMapData(prefix = ''): Record<string, string> {
     MEGURI_KAFKA_BROKERS: `${KAFKA_CLUSTER}-kafka-bootstrap.${KAFKA_NAMESPACE}:9092`,
     MEGURI_TOPIC_PREFIX: prefix,
     MEGURI_PARTITIONS: String(DEFAULT_PARTITIONS),
+    // The KafkaTopics make the topics; a pod that finds one missing stops with its name.
+    MEGURI_CREATE_TOPICS: 'false',
     MEGURI_DATA_DIR: DATA_DIR,
     MEGURI_HTTP_PORT: String(HTTP_PORT),
     MEGURI_HTTP_HOST: '0.0.0.0',
@@ -411,7 +414,7 @@ function kafkaTopicDoc(physical: string, spec: TopicSpec): YamlMap {
       topicName: name === physical ? undefined : physical,
       partitions: spec.partitions,
       replicas: TOPIC_REPLICAS,
-      config: kafkaTopicConfig(spec),
+      config: kafkaTopicConfig(spec, CLUSTER_REPLICATION),
     },
   };
 }

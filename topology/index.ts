@@ -7,7 +7,8 @@ import type { SchemaName } from '../schemas/index.ts';
 export type CleanupPolicy = 'delete' | 'compact';
 /**
  * Broker-side compression. 'producer' keeps what the producer sent: kafkajs decodes only gzip
- * natively, so a broker that recompresses to lz4/zstd would make topics unreadable to it.
+ * natively, so a broker that recompresses to lz4/zstd would make topics unreadable to it. A topic
+ * set to 'gzip' is also sent gzip-compressed by meguri's producers (docs/benchmarks.md, compression).
  */
 export type Compression = 'producer' | 'gzip';
 
@@ -62,7 +63,8 @@ export const topics: readonly TopicSpec[] = [
     key: 'host',
     cleanupPolicy: 'delete',
     retentionMs: 30 * DAY,
-    compression: 'producer',
+    // HTML in JSON: gzip stores a 20 KB page in about a quarter of it (bench/compression.bench.ts).
+    compression: 'gzip',
     description: 'Fetched pages (body size-capped) with status, headers and timing; replayable for reanalysis.',
   },
   {
@@ -172,13 +174,32 @@ export function changelogSpec(group: string, store: string, partitions: number):
   };
 }
 
-/** Kafka topic configs for a spec (what `meguri topics create` sets). */
-export function kafkaTopicConfig(spec: TopicSpec): Record<string, string> {
+/**
+ * How many copies of each partition a cluster keeps, and how many must have a write before it is
+ * acknowledged (producers send with acks=all). With 3 and 2 one broker can be down without stopping
+ * writes or losing an acknowledged record.
+ */
+export interface Replication {
+  readonly factor: number;
+  readonly minInsyncReplicas: number;
+}
+
+/** What `meguri topics create`, `meguri run` (with MEGURI_CREATE_TOPICS=true) and the Strimzi KafkaTopics use. */
+export const CLUSTER_REPLICATION: Replication = { factor: 3, minInsyncReplicas: 2 };
+/** A single broker (deploy/local, the tests): one copy. */
+export const SINGLE_BROKER_REPLICATION: Replication = { factor: 1, minInsyncReplicas: 1 };
+
+/**
+ * Kafka topic configs for a spec (what `meguri topics create` and the Strimzi KafkaTopics set);
+ * with a replication, its `min.insync.replicas` too.
+ */
+export function kafkaTopicConfig(spec: TopicSpec, replication?: Replication): Record<string, string> {
   const config: Record<string, string> = {
     'cleanup.policy': spec.cleanupPolicy,
     'retention.ms': String(spec.retentionMs),
     'compression.type': spec.compression,
   };
   if (spec.name === 'pages') config['max.message.bytes'] = String(8 * 1024 * 1024);
+  if (replication) config['min.insync.replicas'] = String(replication.minInsyncReplicas);
   return config;
 }

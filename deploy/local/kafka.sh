@@ -457,6 +457,8 @@ cmd_env() {
   local address
   if running_pid >/dev/null && address=$(bootstrap_address); then
     printf 'KAFKA_BROKERS=%s\n' "$address"
+    # One broker: meguri creates topics with one copy here (its default is 3 and 2 in sync).
+    printf 'MEGURI_REPLICATION_FACTOR=1\nMEGURI_MIN_INSYNC_REPLICAS=1\n'
     return 0
   fi
   log "not running (state $STATE_DIR); use kafka.sh start"

@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { SeedLink } from '../../schemas/index.ts';
 import { StreamService, createTransport, silentLogger, systemClock } from '../runtime/index.ts';
-import type { Clock, Logger, Transport } from '../runtime/index.ts';
+import type { Clock, Logger, TopicReplication, Transport } from '../runtime/index.ts';
 import { schedulerService, CrawlProgress, hostKey } from '../scheduler/service.ts';
 import type { SchedulerOptionsInput, FetchBudget } from '../scheduler/service.ts';
 import { fetcherService } from '../fetcher/service.ts';
@@ -22,6 +22,10 @@ export interface CrawlOptions {
   readonly kafkaBrokers?: readonly string[];
   readonly topicPrefix?: string;
   readonly partitions?: number;
+  /** Kafka: replication of the topics the crawl creates (default 1 and 1). */
+  readonly replication?: TopicReplication & { readonly capToBrokers?: boolean };
+  /** Embedded log: fsync every commit. */
+  readonly fsync?: boolean;
   readonly maxPages?: number;
   readonly untilIdle?: boolean;
   readonly scheduler?: SchedulerOptionsInput;
@@ -112,7 +116,15 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const clock = options.clock ?? systemClock;
   const kind = options.kafkaBrokers && options.kafkaBrokers.length > 0 ? 'kafka' : 'embedded';
   mkdirSync(options.dataDir, { recursive: true });
-  const transport = await createTransport({ transport: kind, kafkaBrokers: options.kafkaBrokers ?? [], dataDir: options.dataDir, logger, clock });
+  const transport = await createTransport({
+    transport: kind,
+    kafkaBrokers: options.kafkaBrokers ?? [],
+    dataDir: options.dataDir,
+    logger,
+    clock,
+    ...(options.replication ? { replication: options.replication } : {}),
+    ...(options.fsync ? { fsync: true } : {}),
+  });
   const prefix = options.topicPrefix ?? '';
   const partitions = options.partitions ?? 4;
   const progress = new CrawlProgress();

@@ -10,8 +10,8 @@ import { runCrawl, seedRecords } from './crawl.ts';
 import type { CrawlOptions, CrawlSummary } from './crawl.ts';
 import { startProgress } from './progress-display.ts';
 import { runServiceCommand } from './run-service.ts';
-import { topicsCreate, topicsDescribe } from './topics.ts';
-import { createLogger } from '../runtime/index.ts';
+import { chooseReplication, topicsCreate, topicsDescribe } from './topics.ts';
+import { createLogger, loadRuntimeConfig } from '../runtime/index.ts';
 import { robotsCheckCommand } from '../scheduler/robots/cli.ts';
 import { parseCommand } from '../parser/cli.ts';
 import { createResolver, parseResolveEntry } from '../fetcher/dns.ts';
@@ -67,6 +67,9 @@ const ALLOW_ADDRESS_HELP = 'let the fetcher dial this address or CIDR range alth
 
 interface CrawlFlags {
   seedsFile?: string;
+  replicationFactor?: number;
+  minInsyncReplicas?: number;
+  fsync?: boolean;
   data: string;
   kafka?: string;
   topicPrefix: string;
@@ -105,6 +108,9 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--kafka <brokers>', 'run on Apache Kafka (comma-separated host:port) instead of the embedded log')
     .option('--topic-prefix <prefix>', 'prefix of every topic name', '')
     .option('--partitions <n>', 'partitions of the topics this crawl creates', int('--partitions', 1), 4)
+    .option('--replication-factor <n>', 'with --kafka: copies of each partition of the topics it creates (or MEGURI_REPLICATION_FACTOR; default 3, lowered to the broker count)', int('--replication-factor', 1))
+    .option('--min-insync-replicas <n>', 'with --kafka: copies that must have a write (or MEGURI_MIN_INSYNC_REPLICAS; default 2, at most one below the factor when lowered)', int('--min-insync-replicas', 1))
+    .option('--fsync', 'embedded log: fsync every commit, durable across power loss (or MEGURI_FSYNC=true)')
     .option('--max-pages <n>', 'stop after this many pages', int('--max-pages', 0))
     .option('--max-depth <n>', 'hops from a seed beyond which links are not followed', int('--max-depth', 0), 15)
     .option('--min-interval <s>', 'minimum seconds between requests to one host', seconds, defaults.minInterval)
@@ -158,9 +164,14 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
     ...(flags.siteCapScope !== undefined ? { siteCapScope: flags.siteCapScope } : {}),
     ...(maxPerIp !== undefined ? { maxPerIp } : {}),
   };
+  const env = loadRuntimeConfig({ transport: 'embedded' });
+  // Explicit replication is honoured or fails; the defaults fit themselves to a small cluster.
+  const chosen = chooseReplication(flags, env);
   return {
     seeds,
     dataDir: flags.data,
+    replication: { ...chosen.replication, capToBrokers: !chosen.explicit },
+    fsync: flags.fsync === true || env.fsync,
     ...(flags.kafka ? { kafkaBrokers: flags.kafka.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
     topicPrefix: flags.topicPrefix,
     partitions: flags.partitions,
@@ -270,6 +281,8 @@ export function buildProgram(): Command {
     .option('--timeout <s>', 'fetcher: seconds one request may take (or MEGURI_FETCH_TIMEOUT_S; default 30)', positiveSeconds)
     .addOption(new Option('--dns <mode>', 'fetcher: static or system DNS').choices(['static', 'system']))
     .option('--allow-address <cidr>', `fetcher: ${ALLOW_ADDRESS_HELP} (or MEGURI_ALLOW_ADDRESS, comma-separated)`, collectCidr, [])
+    .option('--create-topics', 'create missing topics at start (or MEGURI_CREATE_TOPICS=true); otherwise a missing topic stops the service')
+    .option('--fsync', 'embedded log: fsync every commit (or MEGURI_FSYNC=true)')
     .action(async (service: 'scheduler' | 'fetcher' | 'parser', flags: Record<string, unknown>) => {
       await runServiceCommand(service, flags);
     });
@@ -352,7 +365,9 @@ export function buildProgram(): Command {
     .option('--kafka <brokers>', 'Kafka bootstrap servers (or MEGURI_KAFKA_BROKERS)')
     .option('--topic-prefix <prefix>', 'topic prefix', '')
     .option('--partitions <n>', 'partitions of the data topics', int('--partitions', 1), 8)
-    .action(async (flags: { kafka?: string; topicPrefix: string; partitions: number }) => topicsCreate(flags));
+    .option('--replication-factor <n>', 'copies of each partition (or MEGURI_REPLICATION_FACTOR; default 3)', int('--replication-factor', 1))
+    .option('--min-insync-replicas <n>', 'copies that must have a write before it is acknowledged (or MEGURI_MIN_INSYNC_REPLICAS; default 2)', int('--min-insync-replicas', 1))
+    .action(async (flags: { kafka?: string; topicPrefix: string; partitions: number; replicationFactor?: number; minInsyncReplicas?: number }) => topicsCreate(flags));
   topics
     .command('describe')
     .description('Print the topology (topics, keys, retention, readers/writers) and, with Kafka, the live partitions and offsets.')

@@ -12,6 +12,8 @@ import { parseCidr } from '../fetcher/address-policy.ts';
 import { createResolver } from '../fetcher/dns.ts';
 import { defaultUserAgent, fetchTimeouts } from '../fetcher/fetch.ts';
 import { paramFilter } from '../parser/url.ts';
+import { chooseReplication } from './topics.ts';
+import type { Transport } from '../runtime/index.ts';
 
 /** An environment variable, with an empty value meaning unset (a ConfigMap key left blank). */
 function env(name: string): string | undefined {
@@ -40,6 +42,8 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
     ...(flags.data ? { dataDir: flags.data } : {}),
     ...(flags.topicPrefix !== undefined ? { topicPrefix: flags.topicPrefix } : {}),
     ...(flags.httpPort !== undefined ? { httpPort: flags.httpPort } : { httpPort: env('MEGURI_HTTP_PORT') ?? 9464 }),
+    ...(flags.createTopics ? { createTopics: true } : {}),
+    ...(flags.fsync ? { fsync: true } : {}),
   });
   // Checked before anything is opened: a bad value stops the process with the variable named.
   const allowFromEnv = env('MEGURI_ALLOW_ADDRESS')?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
@@ -51,12 +55,24 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
     }
   }
   const logger = createLogger({ name: `meguri-${name}`, level: config.logLevel });
-  const transport = await createTransport({ transport: config.transport, kafkaBrokers: config.kafkaBrokers, dataDir: config.dataDir, clientId: `meguri-${name}-${config.instanceId}`, logger });
+  // Pods leave topics to the operator (`meguri topics create`, Strimzi KafkaTopics) unless told
+  // otherwise; then with the cluster's replication (default 3 copies, 2 in sync), never fewer.
+  const createTopics = config.transport === 'embedded' || config.createTopics;
+  const { replication } = chooseReplication({}, config);
+  const transport = await createTransport({
+    transport: config.transport,
+    kafkaBrokers: config.kafkaBrokers,
+    dataDir: config.dataDir,
+    clientId: `meguri-${name}-${config.instanceId}`,
+    logger,
+    replication,
+    fsync: config.fsync,
+  });
   const userAgent = (flags.userAgent as string | undefined) ?? env('MEGURI_USER_AGENT') ?? defaultUserAgent((flags.contact as string | undefined) ?? env('MEGURI_CONTACT_URL'));
   const resolve = [...((flags.resolve as string[] | undefined) ?? []), ...(env('MEGURI_RESOLVE')?.split(',') ?? [])];
   const dns = ((flags.dns as string | undefined) ?? env('MEGURI_DNS') ?? 'system') as 'static' | 'system';
   const allowAddresses = [...((flags.allowAddress as string[] | undefined) ?? []), ...allowFromEnv];
-  const common = { transport, dataDir: config.dataDir, topicPrefix: config.topicPrefix, partitions: config.partitions, memberName: config.instanceId, logger };
+  const common = { transport, dataDir: config.dataDir, topicPrefix: config.topicPrefix, partitions: config.partitions, memberName: config.instanceId, logger, createTopics };
   let service: StreamService<unknown>;
   let closeExtra = async (): Promise<void> => {};
   const file = name === 'parser' ? {} : readSchedulerConfig((flags.schedulerConfig as string | undefined) ?? env('MEGURI_SCHEDULER_CONFIG'));
@@ -96,6 +112,15 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
     service = new StreamService(definition, common) as StreamService<unknown>;
     closeExtra = () => definition.close();
   }
+  if (!createTopics) {
+    try {
+      await requireTopics(transport, service.topicDefinitions().map((t) => t.name), config.topicPrefix, config.partitions);
+    } catch (err) {
+      await closeExtra();
+      await transport.close();
+      throw err;
+    }
+  }
   const health = config.httpPort >= 0 ? await startHealthServer([service], config.httpPort, config.httpHost, logger) : undefined;
   onShutdownSignal(
     async () => {
@@ -109,4 +134,22 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
   );
   await service.start();
   logger.info({ service: name, transport: config.transport, httpPort: health?.port }, 'running');
+}
+
+export class MissingTopicsError extends Error {
+  override readonly name = 'MissingTopicsError';
+  readonly code = 'MEGURI_ERR_MISSING_TOPIC';
+}
+
+/** Stops a service whose topics were never created, naming them and the command that creates them. */
+export async function requireTopics(transport: Transport, names: readonly string[], prefix: string, partitions: number): Promise<void> {
+  const existing = new Set(await transport.listTopics());
+  const missing = names.filter((n) => !existing.has(n));
+  if (missing.length === 0) return;
+  const create = `meguri topics create --kafka <brokers>${prefix ? ` --topic-prefix ${prefix}` : ''} --partitions ${partitions}`;
+  throw new MissingTopicsError(
+    `topic${missing.length > 1 ? 's' : ''} ${missing.join(', ')} ${missing.length > 1 ? 'do' : 'does'} not exist. ` +
+      `Create the topology's topics first with \`${create}\` (or the Strimzi KafkaTopics of deploy/k8s), ` +
+      'or set MEGURI_CREATE_TOPICS=true to let this service create them (replication from MEGURI_REPLICATION_FACTOR, default 3).',
+  );
 }

@@ -1,11 +1,38 @@
 /** `meguri topics create|describe`: the topology applied to and compared with a Kafka cluster. */
-import { topics as topologyTopics, services, kafkaTopicConfig, changelogSpec } from '../../topology/index.ts';
-import type { TopicSpec } from '../../topology/index.ts';
-import { KafkaTransport, loadRuntimeConfig } from '../runtime/index.ts';
+import { topics as topologyTopics, services, kafkaTopicConfig, changelogSpec, CLUSTER_REPLICATION } from '../../topology/index.ts';
+import type { Replication, TopicSpec } from '../../topology/index.ts';
+import { KafkaTransport, loadRuntimeConfig, replicationProblem, ReplicationError } from '../runtime/index.ts';
+import type { RuntimeConfig } from '../runtime/index.ts';
 
 function brokers(flag: string | undefined): string[] {
   const config = loadRuntimeConfig({ transport: 'kafka', ...(flag ? { kafkaBrokers: flag } : {}) });
   return config.kafkaBrokers;
+}
+
+export interface ReplicationFlags {
+  replicationFactor?: number;
+  minInsyncReplicas?: number;
+}
+
+/**
+ * Replication from flags, then MEGURI_REPLICATION_FACTOR / MEGURI_MIN_INSYNC_REPLICAS, then
+ * `defaults`. A factor given alone keeps min.insync.replicas at most one below it, so
+ * `--replication-factor 1` works by itself. `explicit` tells whether anything was given.
+ */
+export function chooseReplication(
+  flags: ReplicationFlags,
+  config: Pick<RuntimeConfig, 'replicationFactor' | 'minInsyncReplicas'>,
+  defaults: Replication = CLUSTER_REPLICATION,
+): { replication: Replication; explicit: boolean } {
+  const factor = flags.replicationFactor ?? config.replicationFactor;
+  const minIsr = flags.minInsyncReplicas ?? config.minInsyncReplicas;
+  const replication = {
+    factor: factor ?? defaults.factor,
+    minInsyncReplicas: minIsr ?? (factor !== undefined ? Math.max(1, Math.min(defaults.minInsyncReplicas, factor - 1)) : defaults.minInsyncReplicas),
+  };
+  const problem = replicationProblem(replication);
+  if (problem) throw new ReplicationError(problem);
+  return { replication, explicit: factor !== undefined || minIsr !== undefined };
 }
 
 /** Every topic of the topology with physical names: data topics plus the scheduler's changelogs. */
@@ -25,13 +52,23 @@ export function plannedTopics(prefix: string, partitions: number): (TopicSpec & 
   return out;
 }
 
-export async function topicsCreate(flags: { kafka?: string; topicPrefix: string; partitions: number }): Promise<void> {
-  const transport = new KafkaTransport({ brokers: brokers(flags.kafka) });
+/**
+ * Creates the missing topics with the cluster's replication (default 3 copies, 2 in sync: a
+ * single-broker cluster such as deploy/local needs `--replication-factor 1`, which its `kafka.sh env`
+ * sets through MEGURI_REPLICATION_FACTOR). Existing topics are left as they are.
+ */
+export async function topicsCreate(flags: { kafka?: string; topicPrefix: string; partitions: number } & ReplicationFlags): Promise<void> {
+  const config = loadRuntimeConfig({ transport: 'kafka', ...(flags.kafka ? { kafkaBrokers: flags.kafka } : {}) });
+  const { replication } = chooseReplication(flags, config);
+  const transport = new KafkaTransport({ brokers: config.kafkaBrokers, replication });
   try {
     const planned = plannedTopics(flags.topicPrefix, flags.partitions);
     const before = new Set(await transport.listTopics());
-    await transport.ensureTopics(planned.map((t) => ({ name: t.physical, partitions: t.partitionCount, config: kafkaTopicConfig(t) })));
-    for (const t of planned) console.log(`${before.has(t.physical) ? 'exists ' : 'created'}  ${t.physical}  partitions=${t.partitionCount}  cleanup=${t.cleanupPolicy}`);
+    await transport.ensureTopics(planned.map((t) => ({ name: t.physical, partitions: t.partitionCount, config: kafkaTopicConfig(t, replication) })));
+    for (const t of planned) {
+      const settings = before.has(t.physical) ? '' : `  replication=${replication.factor}  min.insync.replicas=${replication.minInsyncReplicas}`;
+      console.log(`${before.has(t.physical) ? 'exists ' : 'created'}  ${t.physical}  partitions=${t.partitionCount}  cleanup=${t.cleanupPolicy}${settings}`);
+    }
   } finally {
     await transport.close();
   }

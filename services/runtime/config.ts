@@ -10,6 +10,12 @@ const csv = z.preprocess((v) => (typeof v === 'string' ? v.split(',').map((s) =>
 const int = (min: number, max = Number.MAX_SAFE_INTEGER): z.ZodType<number> =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v), z.number().int().min(min).max(max)) as z.ZodType<number>;
 
+const bool = z.preprocess((v) => {
+  if (typeof v !== 'string') return v;
+  const t = v.trim().toLowerCase();
+  return ['true', '1', 'yes'].includes(t) ? true : ['false', '0', 'no'].includes(t) ? false : v;
+}, z.boolean());
+
 export const runtimeConfigSchema = z.strictObject({
   transport: z.enum(['embedded', 'kafka']).describe('Where topics live: the embedded RocksDB log or Apache Kafka.'),
   kafkaBrokers: csv.default([]).describe('Kafka bootstrap servers, comma-separated (host:port).'),
@@ -21,6 +27,10 @@ export const runtimeConfigSchema = z.strictObject({
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level.'),
   instanceId: z.string().min(1).default(hostname()).describe('Stable member name (the pod name in Kubernetes).'),
   shutdownTimeoutMs: int(0).default(30000).describe('Graceful shutdown budget after SIGTERM before exiting anyway.'),
+  createTopics: bool.default(false).describe('`meguri run`: create missing topics at start (else a missing topic stops the service; create them with `meguri topics create`).'),
+  replicationFactor: int(1, 32).optional().describe('Replication factor of topics this process creates on Kafka (default 3; `meguri crawl --kafka`: 3, lowered to the broker count).'),
+  minInsyncReplicas: int(1, 32).optional().describe('min.insync.replicas of topics this process creates on Kafka (default 2, at most the replication factor).'),
+  fsync: bool.default(false).describe('Embedded log: fsync every commit (durable across power loss, not just a killed process).'),
 });
 
 export type RuntimeConfig = z.infer<typeof runtimeConfigSchema>;
@@ -37,6 +47,10 @@ export const runtimeConfigEnv: Record<keyof RuntimeConfig, string> = {
   logLevel: 'MEGURI_LOG_LEVEL',
   instanceId: 'MEGURI_INSTANCE_ID',
   shutdownTimeoutMs: 'MEGURI_SHUTDOWN_TIMEOUT_MS',
+  createTopics: 'MEGURI_CREATE_TOPICS',
+  replicationFactor: 'MEGURI_REPLICATION_FACTOR',
+  minInsyncReplicas: 'MEGURI_MIN_INSYNC_REPLICAS',
+  fsync: 'MEGURI_FSYNC',
 };
 
 export class ConfigError extends Error {

@@ -6,6 +6,7 @@ import type { Transport } from './transport.ts';
 import type { Logger } from './logger.ts';
 import type { Clock } from './clock.ts';
 import { KafkaTransport } from './kafka/kafka-transport.ts';
+import type { KafkaTransportOptions } from './kafka/kafka-transport.ts';
 import { EmbeddedTransport } from './embedded/index.ts';
 
 export type * from './transport.ts';
@@ -23,6 +24,8 @@ export type { RuntimeConfig } from './config.ts';
 export { startHealthServer, onShutdownSignal } from './host.ts';
 export { partitionForKey } from './partitioner.ts';
 export { KafkaTransport, EmbeddedTransport };
+export { ReplicationError, replicationForCluster, replicationProblem } from './kafka/replication.ts';
+export type { TopicReplication } from './kafka/replication.ts';
 
 export interface TransportConfig {
   readonly transport: 'embedded' | 'kafka';
@@ -32,6 +35,10 @@ export interface TransportConfig {
   readonly clientId?: string;
   readonly logger?: Logger;
   readonly clock?: Clock;
+  /** Kafka: replication of the topics this transport creates (default 1 and 1). */
+  readonly replication?: KafkaTransportOptions['replication'];
+  /** Embedded log: fsync every write batch (default off). */
+  readonly fsync?: boolean;
 }
 
 export async function createTransport(config: TransportConfig): Promise<Transport> {
@@ -40,12 +47,14 @@ export async function createTransport(config: TransportConfig): Promise<Transpor
       brokers: config.kafkaBrokers,
       ...(config.clientId ? { clientId: config.clientId } : {}),
       ...(config.logger ? { logger: config.logger } : {}),
+      ...(config.replication ? { replication: config.replication } : {}),
     });
   }
   return EmbeddedTransport.open({
     dir: config.dataDir,
     ...(config.logger ? { logger: config.logger } : {}),
     ...(config.clock ? { clock: config.clock } : {}),
+    ...(config.fsync ? { sync: true } : {}),
   });
 }
 

@@ -4,7 +4,7 @@
  * Kafka. kafkajs's own DefaultPartitioner is reused rather than re-implemented, so the two can never
  * drift apart.
  */
-import kafkajs from 'kafkajs';
+import { kafkajs } from './kafka/kafkajs.ts';
 import type { PartitionMetadata } from 'kafkajs';
 
 const defaultPartitioner = kafkajs.Partitioners.DefaultPartitioner();

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { GENERATED_HEADER, KAFKA_CLUSTER, KAFKA_NAMESPACE, kafkaTopics, renderK8s, topicResourceName, toYaml } from '../../topology/generate-k8s.ts';
-import { services, topics } from '../../topology/index.ts';
+import { CLUSTER_REPLICATION, services, topics } from '../../topology/index.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const baseDir = join(root, 'deploy/k8s/base');
@@ -60,7 +60,11 @@ function checkTopics(docs: readonly Doc[]): void {
     assert.equal(field(doc.text, /^ {4}retention\.ms: (.+)$/m), String(spec.retentionMs), `${physical}: retention.ms`);
     assert.equal(field(doc.text, /^ {4}strimzi\.io\/cluster: (.+)$/m), KAFKA_CLUSTER, `${physical}: cluster label`);
     assert.equal(field(doc.text, /^ {2}namespace: (.+)$/m), KAFKA_NAMESPACE, `${physical}: namespace`);
+    // Replicated for a real cluster: 3 copies, a write acknowledged (acks=all) once 2 have it.
+    assert.equal(field(doc.text, /^ {2}replicas: (.+)$/m), String(CLUSTER_REPLICATION.factor), `${physical}: replicas`);
+    assert.equal(field(doc.text, /^ {4}min\.insync\.replicas: (.+)$/m), String(CLUSTER_REPLICATION.minInsyncReplicas), `${physical}: min.insync.replicas`);
   }
+  assert.ok(CLUSTER_REPLICATION.factor >= 3 && CLUSTER_REPLICATION.minInsyncReplicas === CLUSTER_REPLICATION.factor - 1, 'one broker may be down without stopping writes');
 }
 
 let kubectlPath: string | undefined;
@@ -124,6 +128,8 @@ describe('k8s manifests', () => {
     const config = find(docs, 'ConfigMap', 'meguri-config');
     assert.match(config.text, /MEGURI_TRANSPORT: kafka/);
     assert.match(config.text, /MEGURI_KAFKA_BROKERS: "?meguri-kafka-bootstrap\.kafka:9092"?/);
+    // The KafkaTopics make the topics; pods never create them with other settings.
+    assert.match(config.text, /MEGURI_CREATE_TOPICS: "false"/);
 
     for (const service of services) {
       const kind = service.stateful ? 'StatefulSet' : 'Deployment';

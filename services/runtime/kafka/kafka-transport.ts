@@ -10,13 +10,16 @@
  *   batches of one partition strictly in order.
  * Partitions are always chosen here with `partitionForKey` (murmur2) and sent explicitly.
  */
-import kafkajs from 'kafkajs';
+// kafkajs with the read_committed fix: never import 'kafkajs' itself for runtime values.
+import { kafkajs } from './kafkajs.ts';
 import type { Admin, Consumer, Producer, Message, TopicMessages, EachBatchPayload, logCreator } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../logger.ts';
 import { silentLogger } from '../logger.ts';
 import { partitionForKey } from '../partitioner.ts';
 import { AsyncQueue } from '../async-queue.ts';
+import { replicationForCluster } from './replication.ts';
+import type { TopicReplication } from './replication.ts';
 import type {
   AtomicCommit,
   ConsumedBatch,
@@ -38,8 +41,11 @@ export interface KafkaTransportOptions {
   readonly brokers: readonly string[];
   readonly clientId?: string;
   readonly logger?: Logger;
-  /** Replication factor for topics this transport creates (1 on a single-node broker). */
-  readonly replicationFactor?: number;
+  /**
+   * Replication of the topics this transport creates (default 1 and 1: one broker). A factor above
+   * the cluster's broker count fails ensureTopics with a ReplicationError, unless capToBrokers.
+   */
+  readonly replication?: TopicReplication & { readonly capToBrokers?: boolean };
   /** Transaction timeout; a crashed member's open transaction is aborted by the broker after it. */
   readonly transactionTimeoutMs?: number;
   readonly sessionTimeoutMs?: number;
@@ -110,6 +116,7 @@ export class KafkaTransport implements Transport {
   private plainProducer: Promise<Producer> | undefined;
   private readonly txProducers = new Map<string, Promise<Producer>>();
   private readonly partitionCounts = new Map<string, number>();
+  private readonly compressions = new Map<string, kafkajs.CompressionTypes>();
   private readonly members = new Set<KafkaGroupMember>();
   private closed = false;
 
@@ -198,14 +205,23 @@ export class KafkaTransport implements Transport {
     const unique = [...new Map(topics.map((t) => [t.name, t])).values()];
     const missing = unique.filter((t) => !existing.has(t.name));
     if (missing.length === 0) return;
+    const wanted = this.options.replication ?? { factor: 1, minInsyncReplicas: 1 };
+    const brokers = (await admin.describeCluster()).brokers.length;
+    const { replication, capped } = replicationForCluster(wanted, brokers, { capToBrokers: wanted.capToBrokers ?? false });
+    if (capped) {
+      this.logger.warn(
+        { wanted: { factor: wanted.factor, minInsyncReplicas: wanted.minInsyncReplicas }, brokers, replication },
+        `the cluster has ${brokers} broker(s): creating topics with replication factor ${replication.factor} and min.insync.replicas ${replication.minInsyncReplicas}`,
+      );
+    }
     try {
       await admin.createTopics({
         waitForLeaders: true,
         topics: missing.map((t) => ({
           topic: t.name,
           numPartitions: t.partitions,
-          replicationFactor: this.options.replicationFactor ?? 1,
-          configEntries: Object.entries(t.config ?? {}).map(([name, value]) => ({ name, value })),
+          replicationFactor: replication.factor,
+          configEntries: Object.entries({ ...t.config, 'min.insync.replicas': String(replication.minInsyncReplicas) }).map(([name, value]) => ({ name, value })),
         })),
       });
     } catch (err) {
@@ -213,7 +229,27 @@ export class KafkaTransport implements Transport {
       const now = new Set(await admin.listTopics());
       if (missing.some((t) => !now.has(t.name))) throw err;
     }
+    await this.waitForMetadata(admin, missing.map((t) => t.name));
     for (const t of missing) this.partitionCounts.set(t.name, t.partitions);
+  }
+
+  /**
+   * A topic just created can be unknown to the broker's metadata for a moment (KRaft propagates it
+   * asynchronously; kafkajs's waitForLeaders then fails with UNKNOWN_TOPIC_OR_PARTITION): wait until
+   * every partition has a leader, so callers can use the topics at once.
+   */
+  private async waitForMetadata(admin: Admin, names: readonly string[], timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        const meta = await admin.fetchTopicMetadata({ topics: [...names] });
+        if (meta.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))) return;
+      } catch (err) {
+        if (Date.now() >= deadline) throw err;
+      }
+      if (Date.now() >= deadline) throw new Error(`topics ${names.join(', ')} were created but have no leaders after ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   async listTopics(): Promise<string[]> {
@@ -297,13 +333,54 @@ export class KafkaTransport implements Transport {
     }));
   }
 
+  /**
+   * Sends with acks=all (every in-sync copy, at least the topic's min.insync.replicas, has the
+   * records before the send resolves). kafkajs compresses a whole request with one codec, so topics
+   * configured with `compression.type=gzip` (`pages`) go in a request of their own, compressed here
+   * rather than by the broker.
+   */
+  private async sendByCompression(
+    topicMessages: TopicMessages[],
+    send: (batch: { topicMessages: TopicMessages[]; acks: -1; compression: kafkajs.CompressionTypes }) => Promise<kafkajs.RecordMetadata[]>,
+  ): Promise<kafkajs.RecordMetadata[]> {
+    const groups = new Map<kafkajs.CompressionTypes, TopicMessages[]>();
+    for (const tm of topicMessages) {
+      const compression = await this.compressionOf(tm.topic);
+      groups.set(compression, [...(groups.get(compression) ?? []), tm]);
+    }
+    const results: kafkajs.RecordMetadata[] = [];
+    for (const [compression, group] of groups) results.push(...(await send({ topicMessages: group, acks: -1, compression })));
+    return results;
+  }
+
+  /** The codec a topic's records are sent with: gzip when the topic is configured for it, else none. */
+  private async compressionOf(topic: string): Promise<kafkajs.CompressionTypes> {
+    const cached = this.compressions.get(topic);
+    if (cached !== undefined) return cached;
+    let compression = kafkajs.CompressionTypes.None;
+    try {
+      const admin = await this.admin();
+      const described = await admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: topic, configNames: ['compression.type'] }],
+      });
+      const value = described.resources[0]?.configEntries.find((e) => e.configName === 'compression.type')?.configValue;
+      if (value === 'gzip') compression = kafkajs.CompressionTypes.GZIP;
+    } catch (err) {
+      // Uncompressed is always readable; the broker still applies the topic's compression.type.
+      this.logger.debug({ err, topic }, 'could not read the topic compression; sending uncompressed');
+    }
+    this.compressions.set(topic, compression);
+    return compression;
+  }
+
   async send(records: readonly OutRecord[]): Promise<RecordMetadata[]> {
     if (records.length === 0) return [];
     const producer = await this.producer();
     const meta: RecordMetadata[] = [];
     for (const chunk of chunkBySize(records)) {
       const { topicMessages, slots } = await this.toTopicMessages(chunk);
-      meta.push(...KafkaTransport.metadataFor(slots, await producer.sendBatch({ topicMessages, acks: -1 })));
+      meta.push(...KafkaTransport.metadataFor(slots, await this.sendByCompression(topicMessages, (batch) => producer.sendBatch(batch))));
     }
     return meta;
   }
@@ -326,7 +403,7 @@ export class KafkaTransport implements Transport {
       const meta: RecordMetadata[] = [];
       for (const chunk of chunkBySize(commit.outputs)) {
         const { topicMessages, slots } = await this.toTopicMessages(chunk);
-        meta.push(...KafkaTransport.metadataFor(slots, await tx.sendBatch({ topicMessages, acks: -1 })));
+        meta.push(...KafkaTransport.metadataFor(slots, await this.sendByCompression(topicMessages, (batch) => tx.sendBatch(batch))));
       }
       if (commit.offsets.length > 0) {
         const byTopic = new Map<string, { partition: number; offset: string }[]>();

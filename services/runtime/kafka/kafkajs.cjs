@@ -1,0 +1,67 @@
+'use strict';
+/**
+ * kafkajs 2.2.4 with a read_committed consumer that never delivers aborted records.
+ *
+ * kafkajs is no longer maintained, so its faulty filter (see read-committed.cjs) is replaced here,
+ * in the module cache, before kafkajs loads it: no install script is needed (it works with
+ * `npm ci --ignore-scripts` and for anyone who installs meguri as a dependency). Every part of
+ * meguri loads kafkajs through this module, and so should a subscriber written with kafkajs:
+ * `import { Kafka } from 'meguri/kafkajs'`.
+ *
+ * If kafkajs was already loaded without the fix (someone imported it first), a second copy is
+ * loaded with it; a self-check at load fails loudly if the fix does not take (a kafkajs whose
+ * files moved, say).
+ */
+const Module = require('node:module');
+const path = require('node:path');
+const { filterAbortedMessages } = require('./read-committed.cjs');
+
+const kafkajsDir = path.dirname(require.resolve('kafkajs/package.json'));
+const filterPath = path.join(kafkajsDir, 'src', 'consumer', 'filterAbortedMessages.js');
+const batchPath = path.join(kafkajsDir, 'src', 'consumer', 'batch.js');
+
+function installFilter() {
+  const cached = require.cache[filterPath];
+  if (cached && cached.exports === filterAbortedMessages) return;
+  if (cached || require.cache[batchPath]) {
+    // kafkajs was loaded with its own filter: drop that copy from the cache to load a fixed one.
+    for (const key of Object.keys(require.cache)) {
+      if (key.startsWith(kafkajsDir + path.sep)) delete require.cache[key];
+    }
+  }
+  const replacement = new Module(filterPath, module);
+  replacement.filename = filterPath;
+  replacement.paths = Module._nodeModulePaths(path.dirname(filterPath));
+  replacement.exports = filterAbortedMessages;
+  replacement.loaded = true;
+  require.cache[filterPath] = replacement;
+}
+
+/** A fetch with two aborted transactions listed out of first-offset order must yield nothing. */
+function selfCheck() {
+  const Batch = require(batchPath);
+  const record = (offset, producerId) => ({
+    offset: String(offset),
+    key: Buffer.from(String(offset)),
+    value: Buffer.from('x'),
+    isControlRecord: false,
+    batchContext: { producerId, inTransaction: true },
+  });
+  const batch = new Batch('check', '0', {
+    partition: 0,
+    highWatermark: '2',
+    messages: [record(0, '7'), record(1, '8')],
+    abortedTransactions: [
+      { producerId: '8', firstOffset: '1' },
+      { producerId: '7', firstOffset: '0' },
+    ],
+  });
+  if (batch.messages.length !== 0) {
+    throw new Error(`meguri could not install its read_committed fix into kafkajs at ${kafkajsDir} (a different kafkajs version?): aborted records would be delivered`);
+  }
+}
+
+installFilter();
+// This exact form lets Node's ESM loader see kafkajs's named exports: `import { Kafka } from 'meguri/kafkajs'`.
+module.exports = require('kafkajs');
+selfCheck();

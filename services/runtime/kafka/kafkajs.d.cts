@@ -1,0 +1,2 @@
+import kafkajs = require('kafkajs');
+export = kafkajs;
