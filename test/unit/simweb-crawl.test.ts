@@ -52,7 +52,9 @@ async function crawl(web: SimWeb, seeds: string[], maxDepth: number): Promise<{ 
       const res = await request(`http://${web.hostIp(u.hostname)}:${web.port}${u.pathname}${u.search}`, {
         headers: { host: u.host, 'user-agent': 'meguri-ref/1' },
         dispatcher: agent,
-        signal: AbortSignal.timeout(800), // the endless body never goes quiet long enough for bodyTimeout
+        // The endless body never goes quiet long enough for bodyTimeout; generous for a loaded machine,
+        // where a robots.txt answer that misses the limit would hide a whole host.
+        signal: AbortSignal.timeout(3000),
       });
       const body = Buffer.from(await res.body.arrayBuffer());
       return { status: res.statusCode, headers: res.headers, body };
