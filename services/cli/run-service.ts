@@ -9,6 +9,7 @@ import { fetcherService } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';
 import { createResolver } from '../fetcher/dns.ts';
 import { defaultUserAgent } from '../fetcher/fetch.ts';
+import { crawlCatalog } from '../../topology/catalog.ts';
 
 /** An environment variable, with an empty value meaning unset (a ConfigMap key left blank). */
 function env(name: string): string | undefined {
@@ -28,7 +29,13 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
   const userAgent = (flags.userAgent as string | undefined) ?? env('MEGURI_USER_AGENT') ?? defaultUserAgent((flags.contact as string | undefined) ?? env('MEGURI_CONTACT_URL'));
   const resolve = [...((flags.resolve as string[] | undefined) ?? []), ...(env('MEGURI_RESOLVE')?.split(',') ?? [])];
   const dns = ((flags.dns as string | undefined) ?? env('MEGURI_DNS') ?? 'system') as 'static' | 'system';
-  const common = { transport, dataDir: config.dataDir, topicPrefix: config.topicPrefix, partitions: config.partitions, memberName: config.instanceId, logger };
+  // A service stopped by a fatal error (e.g. its consumer crashed for good) ends the process with a
+  // non-zero code, so the orchestrator restarts it; nothing stays up doing nothing.
+  const onFatal = (): void => {
+    setTimeout(() => process.exit(70), 10_000).unref();
+    void transport.close().finally(() => process.exit(70));
+  };
+  const common = { transport, catalog: crawlCatalog, dataDir: config.dataDir, topicPrefix: config.topicPrefix, partitions: config.partitions, memberName: config.instanceId, logger, onFatal };
   let service: StreamService<unknown>;
   let closeExtra = async (): Promise<void> => {};
   if (name === 'scheduler') {
