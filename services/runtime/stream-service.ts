@@ -230,6 +230,7 @@ export class StreamService<In, R extends TopicRecordMap = TopicRecordMap> {
       },
       (err: unknown) => {
         if (this.tasks.get(p) === task) this.tasks.delete(p);
+        if (!this.assigned.has(p) || this.stopping) return;
         const recovery = classifyError(err, 'open');
         if (recovery === 'fatal') return this.fatal(err);
         logger.warn({ err: describeError(err), attempt: attempt + 1, recovery }, 'opening the task failed; it is closed and will be opened again');
@@ -245,8 +246,7 @@ export class StreamService<In, R extends TopicRecordMap = TopicRecordMap> {
         const task = this.tasks.get(p);
         if (!task) return;
         this.tasks.delete(p);
-        // A task still opening is closed once its open attempt ends.
-        await task.opened.catch(() => undefined);
+        // A task still restoring stops at its next changelog chunk; one running finishes its batch.
         if (how === 'clean') await task.closeClean();
         else await task.closeDirty();
       }),

@@ -66,6 +66,10 @@ export class Task<In> implements ProcessorContext {
             changelogTopic: (s) => host.changelogTopic(s),
             logger,
             metrics: host.metrics,
+            // A task closed while it restores (revoked, service stopping) stops restoring at once.
+            onProgress: () => {
+              if (!this.lifecycle.is('restoring')) throw new TaskMigratedError(`task ${this.scope} closed during its restore`);
+            },
           })
         : undefined;
   }
@@ -137,6 +141,7 @@ export class Task<In> implements ProcessorContext {
    */
   open(): Promise<void> {
     this.opening = this.enqueue(async () => {
+      if (this.lifecycle.is('closed')) return; // closed before its open began
       this.lifecycle.transitionTo('restoring');
       try {
         const { transport } = this.host;
@@ -147,7 +152,7 @@ export class Task<In> implements ProcessorContext {
         await this.startProcessor();
         this.lifecycle.transitionTo('running');
       } catch (err) {
-        this.host.metrics.taskErrors.inc({ recovery: classifyError(err, 'open'), stage: 'open' });
+        if (this.lifecycle.is('restoring')) this.host.metrics.taskErrors.inc({ recovery: classifyError(err, 'open'), stage: 'open' });
         await this.release(false);
         throw err;
       }
@@ -176,6 +181,7 @@ export class Task<In> implements ProcessorContext {
 
   private async close(clean: boolean): Promise<void> {
     if (this.lifecycle.is('closed')) return;
+    if (this.lifecycle.is('created')) return this.lifecycle.transitionTo('closed');
     if (this.lifecycle.is('running', 'restoring')) this.lifecycle.transitionTo('suspended');
     for (const p of this.punctuators) p.cancelled = true;
     this.punctuators.clear();
