@@ -238,7 +238,7 @@ for (const kind of transportKinds) {
   });
 }
 
-describe('fencing and crashes on kafka', { timeout: 180_000 }, () => {
+describe('fencing, handovers, long work and crashes on kafka', { timeout: 300_000 }, () => {
   let transport: KafkaTransport;
   before(() => {
     transport = new KafkaTransport({ brokers: kafkaBrokers() });
@@ -297,6 +297,69 @@ describe('fencing and crashes on kafka', { timeout: 180_000 }, () => {
     } finally {
       await intruder.close();
       await service.stop();
+    }
+  });
+
+  it('hands a partition A → B → A: the returning owner opens a fresh producer and its first commit succeeds', async () => {
+    const prefix = uniquePrefix();
+    const a = new StreamService(counterService(), { transport, catalog: crawlCatalog, dataDir: tempDir(), topicPrefix: prefix, partitions: 2, memberName: 'a' });
+    await a.start();
+    await a.ready();
+    await transport.send(input(prefix, 160));
+    await waitFor('A counted', async () => (await readAll(transport, `${prefix}changes`)).length === 160, 60_000, 200);
+    const second = new KafkaTransport({ brokers: kafkaBrokers() });
+    const b = new StreamService(counterService(), { transport: second, catalog: crawlCatalog, dataDir: tempDir(), topicPrefix: prefix, partitions: 2, memberName: 'b' });
+    try {
+      await b.start();
+      await waitFor('A and B share the partitions', () => a.assignedPartitions().length === 1 && b.assignedPartitions().length === 1 && a.isReady() && b.isReady(), 60_000, 100);
+      await transport.send(input(prefix, 160));
+      await waitFor('A and B counted', async () => (await readAll(transport, `${prefix}changes`)).length === 320, 60_000, 200);
+      await b.stop();
+      await waitFor('A owns both partitions again', () => a.assignedPartitions().length === 2 && a.isReady(), 60_000, 100);
+      await transport.send(input(prefix, 160));
+      await waitFor('A counted after the handback', async () => (await readAll(transport, `${prefix}changes`)).length === 480, 60_000, 200);
+      assertCountsExact(await readAll(transport, `${prefix}changes`), 6, 80);
+      assert.equal(await sumMetric(a.metrics.taskErrors, { recovery: 'migrated' }), 0, 'no commit of A was refused');
+    } finally {
+      await b.stop();
+      await second.close();
+      await a.stop();
+    }
+  });
+
+  it('keeps its membership through a restore and a batch longer than the session timeout', async () => {
+    const prefix = uniquePrefix();
+    const dirA = tempDir();
+    const a = new StreamService(counterService(), { transport, catalog: crawlCatalog, dataDir: dirA, topicPrefix: prefix, partitions: 2 });
+    await a.start();
+    await a.ready();
+    await transport.send(input(prefix, 160));
+    await waitFor('A counted', async () => (await readAll(transport, `${prefix}changes`)).length === 160, 60_000, 200);
+    await a.stop();
+    removeDir(dirA);
+    // B restores on an empty disk, each changelog read held up past the 10 s session timeout, then
+    // spends as long again on one batch.
+    const slowRestore = withOverrides(transport, {
+      readPartition: (topic: string, partition: number, from: number, to: number) => ({
+        async *[Symbol.asyncIterator]() {
+          await new Promise((r) => setTimeout(r, 12_000));
+          yield* transport.readPartition(topic, partition, from, to);
+        },
+      }),
+    });
+    const b = new StreamService(counterService({ delayMs: 12_000, maxBatchRecords: 500 }), { transport: slowRestore, catalog: crawlCatalog, dataDir: tempDir(), topicPrefix: prefix, partitions: 2 });
+    try {
+      const opened = Date.now();
+      await b.start();
+      await b.ready();
+      assert.ok(Date.now() - opened > 12_000, 'the restore was slow');
+      await transport.send(input(prefix, 80));
+      await waitFor('B counted', async () => (await readAll(transport, `${prefix}changes`)).length === 240, 120_000, 500);
+      assertCountsExact(await readAll(transport, `${prefix}changes`), 3, 80);
+      assert.equal(await sumMetric(b.metrics.taskStates, { state: 'restoring' }), 2, 'each task restored once: the member was never evicted');
+      assert.equal(await sumMetric(b.metrics.taskErrors, { recovery: 'migrated' }), 0);
+    } finally {
+      await b.stop();
     }
   });
 
