@@ -551,6 +551,10 @@ export class KafkaTransport implements Transport {
   }
 }
 
+/** Crashes without a kafkajs restart tolerated (each restarted by us) within the window before the service stops. */
+const MAX_CRASH_RESTARTS = 3;
+const CRASH_WINDOW_MS = 5 * 60_000;
+
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 
 class KafkaGroupMember implements GroupMember {
@@ -568,6 +572,8 @@ class KafkaGroupMember implements GroupMember {
   private memberId: string | undefined;
   private rejoining: Promise<void> | undefined;
   private readonly heartbeatIntervalMs = 1000;
+  /** Times of recent crashes kafkajs did not restart from. */
+  private crashes: number[] = [];
 
   constructor(
     private readonly transport: KafkaTransport,
@@ -664,14 +670,47 @@ class KafkaGroupMember implements GroupMember {
     })();
   }
 
+  /** After a crash kafkajs left stopped: every task is lost, the consumer runs (and joins) again. */
+  private restartAfterCrash(): void {
+    if (this.stopped || this.rejoining) return;
+    this.rejoining = (async () => {
+      try {
+        await this.consumer.stop().catch(() => undefined);
+        const lost = [...this.current.values()];
+        this.current = new Map();
+        this.memberId = undefined;
+        await new Promise<void>((resolve) => this.chain(async () => (await this.loseAll(lost), resolve())));
+        await this.consumer.connect();
+        if (!this.stopped) await this.run();
+      } catch (err) {
+        this.options.onFatal?.(new FatalServiceError(`restarting the consumer of group ${this.groupId} failed: ${describeError(err)}`, { cause: err }));
+      } finally {
+        this.rejoining = undefined;
+      }
+    })();
+  }
+
   async start(): Promise<void> {
     this.consumer.on(this.consumer.events.GROUP_JOIN, (e) => this.onGroupJoin(e.payload.memberId, e.payload.memberAssignment));
     this.consumer.on(this.consumer.events.CRASH, (e) => {
       const restart = e.payload.restart;
-      this.logger.error({ err: e.payload.error, restart }, restart ? 'consumer crashed; kafkajs restarts it' : 'consumer crashed for good');
-      // kafkajs does not come back from a crash with restart: false; a member that consumes nothing
-      // must not look alive, so the service stops (the process exits non-zero).
-      if (!restart && !this.stopped) this.options.onFatal?.(new FatalServiceError(`consumer of group ${this.groupId} crashed: ${describeError(e.payload.error)}`, { cause: e.payload.error }));
+      if (restart || this.stopped) {
+        this.logger.error({ err: e.payload.error }, 'consumer crashed; kafkajs restarts it');
+        return;
+      }
+      // kafkajs does not come back from a crash with restart: false (e.g. an admin error during the
+      // first assignment). Restart it a few times; a member that keeps crashing consumes nothing and
+      // must not look alive, so the service then stops (and the process exits non-zero).
+      const now = Date.now();
+      this.crashes = this.crashes.filter((t) => now - t < CRASH_WINDOW_MS);
+      this.crashes.push(now);
+      const error = e.payload.error;
+      if (this.crashes.length > MAX_CRASH_RESTARTS) {
+        this.options.onFatal?.(new FatalServiceError(`consumer of group ${this.groupId} crashed ${this.crashes.length} times in ${CRASH_WINDOW_MS / 1000} s: ${describeError(error)}`, { cause: error }));
+        return;
+      }
+      this.logger.error({ err: error, crashes: this.crashes.length }, 'consumer crashed and kafkajs will not restart it; restarting it');
+      setTimeout(() => this.restartAfterCrash(), 1000 * this.crashes.length).unref();
     });
     await this.consumer.connect();
     await this.consumer.subscribe({ topics: [...this.options.topics], fromBeginning: (this.options.startFrom ?? 'earliest') === 'earliest' });
