@@ -256,10 +256,14 @@ export class StreamService<In, R extends TopicRecordMap = TopicRecordMap> {
 
   private async onBatch(batch: ConsumedBatch): Promise<void> {
     const p = batch.partition;
+    // On Kafka a batch must not hold the member for long (it rejoins between batches); in one process
+    // a batch may simply wait for its task's restore to end.
+    const patient = this.options.transport.kind === 'embedded';
     const deadline = Date.now() + TASK_WAIT_MS;
     let task = this.tasks.get(p);
     while (!task?.isRunning) {
-      if (this.stopping || this.failure || !this.assigned.has(p) || Date.now() >= deadline) {
+      const opening = task !== undefined && (task.taskState === 'created' || task.taskState === 'restoring');
+      if (this.stopping || this.failure || !this.assigned.has(p) || (Date.now() >= deadline && !(patient && opening))) {
         // Not processed: the transport delivers these records again (from the committed offset).
         throw new TaskMigratedError(`partition ${p} has no running task (${task?.taskState ?? 'none'}); batch handed back`);
       }
