@@ -143,6 +143,56 @@ for (const kind of transportKinds) {
       await service.stop();
     });
 
+    it('a concurrent task whose offset commit fails after a successful send does not send its outputs again', async () => {
+      const prefix = uniquePrefix();
+      let offsetFailuresLeft = 5;
+      const failing = withOverrides(transport, {
+        join: async (options: GroupMemberOptions): Promise<GroupMember> => {
+          const member = await transport.join(options);
+          return new Proxy(member, {
+            get(target, prop) {
+              if (prop === 'commit') {
+                return (commit: Parameters<GroupMember['commit']>[0]) => {
+                  if (commit.offsets.length > 0 && commit.outputs.length === 0 && offsetFailuresLeft > 0) {
+                    offsetFailuresLeft--;
+                    return Promise.reject(coordinatorMoving());
+                  }
+                  return target.commit(commit);
+                };
+              }
+              const v = Reflect.get(target, prop, target) as unknown;
+              return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+            },
+          });
+        },
+      });
+      const echo: ServiceDefinition<LinksRecord> = {
+        name: 'echo',
+        inputs: ['links'],
+        outputs: ['changes'],
+        guarantee: 'at-least-once',
+        concurrent: {
+          maxInFlight: 4,
+          flushIntervalMs: 20,
+          createRecordProcessor: () => ({
+            async processRecord(record, ctx) {
+              ctx.emit('changes', record.value.url, { v: SCHEMA_VERSION, url: record.value.url, time: 1, kind: 'new', title: String(record.offset) });
+            },
+          }),
+        },
+      };
+      const service = new StreamService(echo, { transport: failing, catalog: crawlCatalog, dataDir: tempDir(), topicPrefix: prefix, partitions: 1 });
+      await service.start();
+      await service.ready();
+      await transport.send(input(prefix, 200));
+      await waitFor('every offset committed', async () => (await transport.committedOffsets(service.groupId, `${prefix}links`)).reduce((s, o) => s + o.offset, 0) === 200, 60_000, 100);
+      assert.equal(offsetFailuresLeft, 0, 'offset commits did fail');
+      const out = await readAll(transport, `${prefix}changes`);
+      assert.equal(out.length, 200, 'each output sent once');
+      assert.equal(new Set(out.map((r) => JSON.parse(r.value!).title)).size, 200);
+      await service.stop();
+    });
+
     it('runs nothing over a store that was not restored: a failed open closes the task and opens it again', async () => {
       const prefix = uniquePrefix();
       const dirA = tempDir();
