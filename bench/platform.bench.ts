@@ -11,6 +11,7 @@ import { StreamService, createTransport } from '../services/runtime/index.ts';
 import type { ServiceDefinition, Transport } from '../services/runtime/index.ts';
 import { tempDir, removeDir, uniquePrefix } from '../test/support/transports.ts';
 import { machineInfo, machineLine } from './machine.ts';
+import { crawlCatalog } from '../topology/catalog.ts';
 
 const { values } = parseArgs({
   options: {
@@ -48,7 +49,7 @@ async function run(kind: 'embedded' | 'kafka'): Promise<Record<string, number | 
   const prefix = uniquePrefix();
   let finished!: () => void;
   const done = new Promise<void>((r) => (finished = r));
-  const service = new StreamService(definition(Number(values.batch), () => finished()), { transport, dataDir: dir, topicPrefix: prefix, partitions: 1 });
+  const service = new StreamService(definition(Number(values.batch), () => finished()), { transport, catalog: crawlCatalog, dataDir: dir, topicPrefix: prefix, partitions: 1 });
   await transport.ensureTopics(service.topicDefinitions(1));
   const pad = 'x'.repeat(1024 - 90);
   const t0 = performance.now();

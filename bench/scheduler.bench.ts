@@ -30,6 +30,7 @@ import { changelogTopicName } from '../topology/index.ts';
 import { tempDir, removeDir } from '../test/support/transports.ts';
 import { machineInfo, machineLine } from './machine.ts';
 import { totalLag } from '../services/cli/crawl.ts';
+import { crawlCatalog } from '../topology/catalog.ts';
 
 const { values } = parseArgs({
   options: {
@@ -149,7 +150,7 @@ async function run(mode: 'backlog' | 'loop'): Promise<Record<string, number | st
   const dir = tempDir('meguri-bench-scheduler-');
   const transport = await createTransport({ transport: 'embedded', kafkaBrokers: [], dataDir: dir });
   const progress = new CrawlProgress();
-  const options = { transport, dataDir: dir, partitions: 1 };
+  const options = { transport, catalog: crawlCatalog, dataDir: dir, partitions: 1 };
   // Interval 0 and no politeness delays: the loop runs as fast as the scheduler lets it.
   const scheduler = new StreamService(
     schedulerService({ minIntervalMs: 0, politeness: { kFactor: 0, suspendEnabled: false, maxDelay1Ms: 0, maxDelay2Ms: 0 } }, { progress }),

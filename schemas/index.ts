@@ -30,3 +30,6 @@ export const topicSchemas = {
 
 export type SchemaName = keyof typeof topicSchemas;
 export type RecordOf<N extends SchemaName> = z.infer<(typeof topicSchemas)[N]>;
+
+/** Record type of every logical topic, for emits typed by topic (`ctx.emit('frontier', key, value)`). */
+export type TopicRecords = { [N in SchemaName]: RecordOf<N> };

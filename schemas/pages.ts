@@ -20,6 +20,7 @@ export const pageRecord = z.object({
   charset: z.string().max(64).optional().describe('Charset the body was decoded from.'),
   body: z.string().optional().describe('Decoded text body (HTML, robots.txt); absent for non-text content.'),
   bodyTruncated: z.boolean().describe('True when the size cap cut the body.'),
+  bodyTruncatedReason: z.string().max(500).optional().describe('Why the body was cut when not by the fetch size cap, e.g. the record would exceed its topic\'s max.message.bytes.'),
   bytes: z.number().int().nonnegative().describe('Bytes received on the wire (after transfer encoding).'),
   decodedBytes: z.number().int().nonnegative().describe('Bytes after content decoding (gzip/br/deflate).'),
   timing: z.object({

@@ -15,6 +15,7 @@ import { fetcherService } from '../fetcher/service.ts';
 import type { FetcherServiceOptions } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';
 import { normalizeUrl, paramFilter } from '../parser/url.ts';
+import { crawlCatalog } from '../../topology/catalog.ts';
 
 export interface CrawlOptions {
   readonly seeds: readonly string[];
@@ -129,7 +130,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const partitions = options.partitions ?? 4;
   const progress = new CrawlProgress();
   const budget = options.maxPages !== undefined ? new SharedBudget(options.maxPages) : undefined;
-  const common = { transport, dataDir: options.dataDir, topicPrefix: prefix, partitions, logger, clock };
+  const common = { transport, catalog: crawlCatalog, dataDir: options.dataDir, topicPrefix: prefix, partitions, logger, clock };
   const fetcherDef = fetcherService({ ...options.fetcher, clock });
   // The parser removes the same session/tracking parameters the scheduler does.
   const stripParams = options.scheduler?.stripParams !== undefined ? { stripParams: paramFilter(options.scheduler.stripParams) } : {};
@@ -174,6 +175,8 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
     let lastProgress = 0;
     for (;;) {
       if (options.signal?.aborted) break;
+      const failed = services.find((s) => s.failed);
+      if (failed) throw failed.failed!;
       await new Promise((r) => setTimeout(r, 100));
       const snap = snapshot();
       if (options.onProgress && Date.now() - lastProgress >= 1000) {

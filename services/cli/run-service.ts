@@ -14,6 +14,7 @@ import { defaultUserAgent, fetchTimeouts } from '../fetcher/fetch.ts';
 import { paramFilter } from '../parser/url.ts';
 import { chooseReplication } from './topics.ts';
 import type { Transport } from '../runtime/index.ts';
+import { crawlCatalog } from '../../topology/catalog.ts';
 
 /** An environment variable, with an empty value meaning unset (a ConfigMap key left blank). */
 function env(name: string): string | undefined {
@@ -72,7 +73,13 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
   const resolve = [...((flags.resolve as string[] | undefined) ?? []), ...(env('MEGURI_RESOLVE')?.split(',') ?? [])];
   const dns = ((flags.dns as string | undefined) ?? env('MEGURI_DNS') ?? 'system') as 'static' | 'system';
   const allowAddresses = [...((flags.allowAddress as string[] | undefined) ?? []), ...allowFromEnv];
-  const common = { transport, dataDir: config.dataDir, topicPrefix: config.topicPrefix, partitions: config.partitions, memberName: config.instanceId, logger, createTopics };
+  // A service stopped by a fatal error (e.g. its consumer crashed for good) ends the process with a
+  // non-zero code, so the orchestrator restarts it; nothing stays up doing nothing.
+  const onFatal = (): void => {
+    setTimeout(() => process.exit(70), 10_000).unref();
+    void transport.close().finally(() => process.exit(70));
+  };
+  const common = { transport, catalog: crawlCatalog, dataDir: config.dataDir, topicPrefix: config.topicPrefix, partitions: config.partitions, memberName: config.instanceId, logger, createTopics, onFatal };
   let service: StreamService<unknown>;
   let closeExtra = async (): Promise<void> => {};
   const file = name === 'parser' ? {} : readSchedulerConfig((flags.schedulerConfig as string | undefined) ?? env('MEGURI_SCHEDULER_CONFIG'));

@@ -4,7 +4,7 @@
  * never holds up the partition. At-least-once: a crash re-fetches the requests in flight; the
  * scheduler ignores a second outcome for the same request id.
  */
-import type { FrontierRecord } from '../../schemas/index.ts';
+import type { FrontierRecord, TopicRecords } from '../../schemas/index.ts';
 import type { ServiceDefinition } from '../runtime/index.ts';
 import { serviceSpec } from '../../topology/index.ts';
 import { createFetcher } from './fetch.ts';
@@ -17,7 +17,7 @@ export interface FetcherServiceOptions extends FetcherOptions {
   readonly inFlightPerPartition?: number;
 }
 
-export function fetcherService(options: FetcherServiceOptions = {}): ServiceDefinition<FrontierRecord> & { readonly fetcher: Fetcher } {
+export function fetcherService(options: FetcherServiceOptions = {}): ServiceDefinition<FrontierRecord, TopicRecords> & { readonly fetcher: Fetcher } {
   const spec = serviceSpec('fetcher');
   // One fetcher (connection pools, DNS cache, per-IP limiter) shared by every partition of the process.
   const fetcher = createFetcher(options);

@@ -6,7 +6,7 @@
  * With `workers > 0` pages are parsed in a pool of worker threads (concurrent mode: many pages of a
  * partition in parallel); with 0 they are parsed on the event loop in batches.
  */
-import type { PageRecord } from '../../schemas/index.ts';
+import type { PageRecord, TopicRecords } from '../../schemas/index.ts';
 import type { ServiceDefinition } from '../runtime/index.ts';
 import { serviceSpec } from '../../topology/index.ts';
 import { pageToRecords } from './outcome.ts';
@@ -19,7 +19,7 @@ export interface ParserServiceOptions extends OutcomeOptions {
   readonly workers?: number;
 }
 
-export function parserService(options: ParserServiceOptions = {}): ServiceDefinition<PageRecord> & { close(): Promise<void> } {
+export function parserService(options: ParserServiceOptions = {}): ServiceDefinition<PageRecord, TopicRecords> & { close(): Promise<void> } {
   const spec = serviceSpec('parser');
   const { workers = 0, ...outcomeOptions } = options;
   const base = { name: spec.name, inputs: spec.reads, outputs: spec.writes, guarantee: spec.guarantee };

@@ -1,6 +1,6 @@
 /**
  * Process-level lifecycle of a service: the health/metrics HTTP server and graceful shutdown.
- * /healthz answers 200 while the process runs; /readyz 200 once every assigned partition's state is
+ * /healthz answers 200 while every service runs (503 once one stopped on a fatal error); /readyz 200 once every assigned partition's state is
  * restored; /metrics is Prometheus text. SIGTERM/SIGINT: stop consuming, finish and commit the batch
  * in progress, close stores, leave the group, close the transport — then exit.
  */
@@ -13,6 +13,8 @@ import type { Registry } from 'prom-client';
 export interface HostedService {
   readonly name: string;
   isReady(): boolean;
+  /** False once the service stopped on a fatal error (e.g. its consumer crashed for good). */
+  isAlive?(): boolean;
   readonly metrics: { readonly registry: Registry };
 }
 
@@ -25,7 +27,9 @@ export async function startHealthServer(services: readonly HostedService[], port
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') {
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+      const dead = services.filter((s) => s.isAlive?.() === false).map((s) => s.name);
+      if (dead.length === 0) res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+      else res.writeHead(503, { 'content-type': 'text/plain' }).end(`stopped on a fatal error: ${dead.join(', ')}\n`);
     } else if (path === '/readyz') {
       const notReady = services.filter((s) => !s.isReady()).map((s) => s.name);
       if (notReady.length === 0) res.writeHead(200, { 'content-type': 'text/plain' }).end('ready\n');

@@ -11,7 +11,13 @@ import { EmbeddedTransport } from './embedded/index.ts';
 
 export type * from './transport.ts';
 export { StreamService } from './stream-service.ts';
-export type { ServiceDefinition, Processor, ProcessorContext, InputRecord, Cancellable, EmitOptions, StreamServiceOptions, RecordProcessor, RecordContext } from './stream-service.ts';
+export type { StreamServiceOptions } from './stream-service.ts';
+export type { ServiceDefinition, Processor, ProcessorContext, InputRecord, Cancellable, EmitOptions, RecordProcessor, RecordContext, Emitter, TopicRecordMap, StoreDeclaration } from './processor.ts';
+export type { TopicCatalog, TopicConfigDefinition } from './catalog.ts';
+export { DEFAULT_MAX_MESSAGE_BYTES } from './catalog.ts';
+export { MeguriError, TaskMigratedError, TransientError, RecordTooLargeError, IllegalTaskStateError, FatalServiceError, ServiceDefinitionError, classifyError, isMeguriError } from './errors.ts';
+export type { Recovery, ErrorStage } from './errors.ts';
+export type { TaskState } from './task-state.ts';
 export type { KeyValueStore, RangeQuery } from './store.ts';
 export { prefixEnd } from './store.ts';
 export { ServiceMetrics } from './metrics.ts';

@@ -12,6 +12,9 @@ export class ServiceMetrics {
   readonly assignedPartitions: client.Gauge;
   readonly batchFailures: client.Counter<'topic'>;
   readonly restoredRecords: client.Counter<'store'>;
+  readonly truncatedOutputs: client.Counter<'topic'>;
+  readonly taskErrors: client.Counter<'recovery' | 'stage'>;
+  readonly taskStates: client.Counter<'state'>;
 
   constructor(service: string) {
     this.registry.setDefaultLabels({ service });
@@ -37,6 +40,14 @@ export class ServiceMetrics {
     this.consumerLag = new client.Gauge({ name: 'meguri_consumer_lag', help: 'High watermark minus committed position', labelNames: ['topic', 'partition'], registers });
     this.assignedPartitions = new client.Gauge({ name: 'meguri_assigned_partitions', help: 'Input partitions owned by this instance', registers });
     this.batchFailures = new client.Counter({ name: 'meguri_batch_failures_total', help: 'Batches that failed and were retried', labelNames: ['topic'], registers });
+    this.truncatedOutputs = new client.Counter({ name: 'meguri_outputs_shrunk_total', help: 'Outputs cut to fit their topic\'s max.message.bytes', labelNames: ['topic'], registers });
+    this.taskErrors = new client.Counter({
+      name: 'meguri_task_errors_total',
+      help: 'Task errors by recovery (migrated, bad-record, transient, fatal) and stage (process, commit, open)',
+      labelNames: ['recovery', 'stage'],
+      registers,
+    });
+    this.taskStates = new client.Counter({ name: 'meguri_task_transitions_total', help: 'Task lifecycle transitions by the state entered', labelNames: ['state'], registers });
     this.restoredRecords = new client.Counter({ name: 'meguri_store_restored_records_total', help: 'Changelog records replayed into stores', labelNames: ['store'], registers });
   }
 }

@@ -102,9 +102,15 @@ export class TaskStore<V> implements KeyValueStore<V> {
     this.pendingValues.clear();
   }
 
+  /**
+   * Forgets uncommitted writes after a failed batch. The read cache goes too: a processor may have
+   * mutated cached objects in place before the batch failed, and the cache must only ever hold
+   * committed state (the next reads come from RocksDB, which holds only committed writes).
+   */
   discard(): void {
     this.pending.clear();
     this.pendingValues.clear();
+    this.cache.clear();
   }
 
   private encodeKey(key: string): Buffer {

@@ -104,6 +104,11 @@ export interface GroupMemberOptions {
   /** Called when partitions are taken away (rebalance or stop), after their last batch finished.
    *  Commits for those partitions are still accepted until it returns (final flushes). */
   onRevoked(partitions: readonly TopicPartition[]): Promise<void>;
+  /** Called instead of onRevoked for partitions this member lost without a clean handover (its group
+   *  membership expired, it was fenced, or it rejoins): their tasks close dirty, committing nothing. */
+  onLost?(partitions: readonly TopicPartition[]): Promise<void>;
+  /** Called when the member cannot go on (e.g. its consumer crashed for good). */
+  onFatal?(err: Error): void;
   /** Batches of one partition are delivered one at a time, in offset order. The next batch starts
    *  after this one (or after a later committed offset); a commit never moves the position back. */
   eachBatch(batch: ConsumedBatch): Promise<void>;
@@ -119,6 +124,13 @@ export interface GroupMember {
   ready(): Promise<void>;
   /** Leaves the group after the batch in progress; revokes all partitions. */
   stop(): Promise<void>;
+  /**
+   * Gives up the current generation — every assigned partition is lost (onLost) — and joins the
+   * group again; partitions come back through onAssigned. Used when a task finds it was fenced: it
+   * must not claim its partition again before the group confirms it owns it. Optional: members of
+   * the embedded log cannot become zombies.
+   */
+  rejoin?(reason: string): void;
 }
 
 export interface Transport {
@@ -146,6 +158,10 @@ export interface Transport {
    * Optional: the embedded log needs no fencing (one process owns it).
    */
   fenceScope?(scope: string): Promise<void>;
+  /** Releases a scope's producer after its task closed (a later fenceScope starts afresh). */
+  releaseScope?(scope: string): Promise<void>;
+  /** Largest record the topic accepts (its max.message.bytes), if the transport can tell. */
+  maxMessageBytes?(topic: string): Promise<number | undefined>;
   /** Joins a consumer group; partitions are balanced over the group's members and rebalanced as members come and go. */
   join(options: GroupMemberOptions): Promise<GroupMember>;
   /** Stops all members, flushes, releases resources. */

@@ -1,6 +1,6 @@
 /** The scheduler as a stream service: reads `links`, writes `frontier`; exactly-once. */
 import type { ServiceDefinition } from '../runtime/index.ts';
-import type { LinksRecord } from '../../schemas/index.ts';
+import type { LinksRecord, TopicRecords } from '../../schemas/index.ts';
 import { serviceSpec } from '../../topology/index.ts';
 import { schedulerOptionsSchema } from './options.ts';
 import type { SchedulerOptionsInput } from './options.ts';
@@ -11,7 +11,7 @@ import { registerCrawlMetrics } from './crawl-metrics.ts';
 import { CrawlProgress } from './progress.ts';
 import { IpSlots } from './ip-slots.ts';
 
-export function schedulerService(input: SchedulerOptionsInput = {}, extras: SchedulerExtras = {}): ServiceDefinition<LinksRecord> {
+export function schedulerService(input: SchedulerOptionsInput = {}, extras: SchedulerExtras = {}): ServiceDefinition<LinksRecord, TopicRecords> {
   const options = schedulerOptionsSchema.parse(input);
   const spec = serviceSpec('scheduler');
   // One load board per owned partition; the processors keep them current, scrapes read them.

@@ -16,6 +16,7 @@ import { SCHEMA_VERSION, linksRecord, deadletterRecord } from '../../schemas/ind
 import { counterService } from './fixtures/counter-service.ts';
 import { transportKinds, openTransport, tempDir, removeDir, uniquePrefix, waitFor, readAll } from '../support/transports.ts';
 import type { TransportKind } from '../support/transports.ts';
+import { crawlCatalog } from '../../topology/catalog.ts';
 
 const counterScript = fileURLToPath(new URL('./fixtures/counter-service.ts', import.meta.url));
 
@@ -171,7 +172,7 @@ for (const kind of transportKinds) {
 
     it('sends a record that fails its schema to deadletter with the reason and keeps running', async () => {
       const prefix = uniquePrefix();
-      const service = new StreamService(counterService(), { transport, dataDir: tempDir(), topicPrefix: prefix, partitions: 2 });
+      const service = new StreamService(counterService(), { transport, catalog: crawlCatalog, dataDir: tempDir(), topicPrefix: prefix, partitions: 2 });
       await service.start();
       await service.ready();
       await transport.send([
@@ -198,7 +199,7 @@ for (const kind of transportKinds) {
       const stateDir = tempDir();
       // The embedded log is single-process: the child owns it while it runs.
       let t: Transport | undefined = kind === 'kafka' ? transport : await openTransport(kind, stateDir);
-      const service = new StreamService(counterService(), { transport: t, dataDir: stateDir, topicPrefix: prefix, partitions: 4 });
+      const service = new StreamService(counterService(), { transport: t, catalog: crawlCatalog, dataDir: stateDir, topicPrefix: prefix, partitions: 4 });
       await t.ensureTopics(service.topicDefinitions(4));
       await t.send(counterInput(prefix, 3200));
       if (kind === 'embedded') {
@@ -232,7 +233,7 @@ for (const kind of transportKinds) {
       const dirA = tempDir();
       const dirB = tempDir();
       const logOwner = kind === 'kafka' ? transport : await openTransport(kind, tempDir());
-      const a = new StreamService(counterService(), { transport: logOwner, dataDir: dirA, topicPrefix: prefix, partitions: 2 });
+      const a = new StreamService(counterService(), { transport: logOwner, catalog: crawlCatalog, dataDir: dirA, topicPrefix: prefix, partitions: 2 });
       await a.start();
       await a.ready();
       await logOwner.send(counterInput(prefix, 800));
@@ -240,7 +241,7 @@ for (const kind of transportKinds) {
       // A dies: its stores are gone with it; B starts on an empty disk.
       await a.stop();
       removeDir(dirA);
-      const b = new StreamService(counterService(), { transport: logOwner, dataDir: dirB, topicPrefix: prefix, partitions: 2 });
+      const b = new StreamService(counterService(), { transport: logOwner, catalog: crawlCatalog, dataDir: dirB, topicPrefix: prefix, partitions: 2 });
       await b.start();
       await b.ready();
       assert.deepEqual(b.assignedPartitions(), [0, 1]);

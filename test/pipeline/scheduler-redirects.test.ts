@@ -14,6 +14,7 @@ import type { DiscoveredLink, FrontierRecord, LinksRecord, OutcomeLink, Redirect
 import { countRedirectOutcome, ipBelongsToHost, pastHopLimit, queueScore, REDIRECT_QUEUE_BOOST } from '../../services/scheduler/redirects.ts';
 import { queueKey } from '../../services/scheduler/state.ts';
 import { tempDir, removeDir, readAll, waitFor } from '../support/transports.ts';
+import { crawlCatalog } from '../../topology/catalog.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -27,7 +28,7 @@ describe('scheduler: redirects as discoveries', { timeout: 60_000 }, () => {
 
   async function start(extra: Parameters<typeof schedulerService>[0] = {}): Promise<void> {
     progress = new CrawlProgress();
-    service = new StreamService(schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, minIntervalMs: 1000, politeness: { kFactor: 0 }, ...extra }, { progress }), { transport, dataDir: dir, partitions: 1, clock });
+    service = new StreamService(schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, minIntervalMs: 1000, politeness: { kFactor: 0 }, ...extra }, { progress }), { transport, catalog: crawlCatalog, dataDir: dir, partitions: 1, clock });
     await transport.ensureTopics(service.topicDefinitions(1));
     await service.start();
     await service.ready();
@@ -220,7 +221,7 @@ describe('scheduler: one per-IP cap', { timeout: 60_000 }, () => {
   it('learns each host address first, then keeps at most maxPerIp requests in flight per IP across its hosts', async () => {
     service = new StreamService(
       schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, minIntervalMs: 0, learnAddressFirst: true, politeness: { kFactor: 0, maxPerIp: 2, ipBusyRetryMs: 60_000 } }),
-      { transport, dataDir: dir, partitions: 1, clock },
+      { transport, catalog: crawlCatalog, dataDir: dir, partitions: 1, clock },
     );
     await transport.ensureTopics(service.topicDefinitions(1));
     await service.start();

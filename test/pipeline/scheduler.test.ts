@@ -14,6 +14,7 @@ import { ReadyHeap } from '../../services/scheduler/ready-heap.ts';
 import { blcTieBreak, decodeOutLinks, encodeOutLinks, md5Of, packMd5, packRevisit, queueKey, revisitKey, revisitKeyUrl, revisitOf, roundScore } from '../../services/scheduler/state.ts';
 import { hostRows } from '../../services/cli/stats.ts';
 import { tempDir, removeDir, readAll, waitFor } from '../support/transports.ts';
+import { crawlCatalog } from '../../topology/catalog.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -28,7 +29,7 @@ describe('scheduler', { timeout: 60_000 }, () => {
   async function start(options: Parameters<typeof schedulerService>[0]): Promise<void> {
     progress = new CrawlProgress();
     // k × download time off: these tests check the fixed interval with a clock that only moves when told.
-    service = new StreamService(schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, politeness: { kFactor: 0 }, ...options }, { progress }), { transport, dataDir: dir, partitions: 1, clock });
+    service = new StreamService(schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, politeness: { kFactor: 0 }, ...options }, { progress }), { transport, catalog: crawlCatalog, dataDir: dir, partitions: 1, clock });
     await transport.ensureTopics(service.topicDefinitions(1));
     await service.start();
     await service.ready();
@@ -264,7 +265,7 @@ async function harness(options: Parameters<typeof schedulerService>[0]) {
     // emits just as the clock jumps would count as lost and be re-issued, and its answer then ignored
     // as stale. Requests are not lost here unless a test says so.
     schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, revisitSweepMs: 1000, minIntervalMs: 0, requestTimeoutMs: 365 * 86_400_000, ...options, politeness: { kFactor: 0, suspendEnabled: false } }, { progress }),
-    { transport, dataDir: dir, partitions: 1, clock },
+    { transport, catalog: crawlCatalog, dataDir: dir, partitions: 1, clock },
   );
   await transport.ensureTopics(service.topicDefinitions(1));
   await service.start();

@@ -11,6 +11,7 @@ import { schedulerService, hostKey, CrawlProgress } from '../../services/schedul
 import { SCHEMA_VERSION, frontierRecord } from '../../schemas/index.ts';
 import type { FrontierRecord, LinksRecord, OutcomeLink, DiscoveredLink } from '../../schemas/index.ts';
 import { tempDir, removeDir, readAll, waitFor } from '../support/transports.ts';
+import { crawlCatalog } from '../../topology/catalog.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -29,7 +30,7 @@ async function harness(options: Options) {
     progress = new CrawlProgress();
     service = new StreamService(
       schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, revisitSweepMs: 1000, minIntervalMs: 0, requestTimeoutMs: 365 * 86_400_000, ...options, politeness: { kFactor: 0, suspendEnabled: false, ...options.politeness } }, { progress }),
-      { transport, dataDir: dir, partitions: 1, clock },
+      { transport, catalog: crawlCatalog, dataDir: dir, partitions: 1, clock },
     );
     await transport.ensureTopics(service.topicDefinitions(1));
     await service.start();

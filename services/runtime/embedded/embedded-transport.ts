@@ -167,6 +167,13 @@ export class EmbeddedTransport implements Transport, MemberHost {
     };
   }
 
+  /** The topic's max.message.bytes when it was created with one (the log itself has no limit). */
+  async maxMessageBytes(topic: string): Promise<number | undefined> {
+    this.assertOpen();
+    const value = Number(this.log.topic(topic)?.config['max.message.bytes']);
+    return Number.isFinite(value) && value > 0 ? value : undefined;
+  }
+
   async listTopics(): Promise<string[]> {
     this.assertOpen();
     return this.log.topicNames();

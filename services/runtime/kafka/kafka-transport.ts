@@ -13,13 +13,13 @@
 // kafkajs with the read_committed fix: never import 'kafkajs' itself for runtime values.
 import { kafkajs } from './kafkajs.ts';
 import type { Admin, Consumer, Producer, Message, TopicMessages, EachBatchPayload, logCreator } from 'kafkajs';
-import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import type { Logger } from '../logger.ts';
 import { silentLogger } from '../logger.ts';
 import { partitionForKey } from '../partitioner.ts';
-import { AsyncQueue } from '../async-queue.ts';
 import { replicationForCluster } from './replication.ts';
 import type { TopicReplication } from './replication.ts';
+import { FatalServiceError, TaskMigratedError, classifyError, describeError } from '../errors.ts';
 import type {
   AtomicCommit,
   ConsumedBatch,
@@ -37,6 +37,39 @@ import type {
 
 const { Kafka, logLevel: KafkaLogLevel } = kafkajs;
 
+/** kafkajs's read_committed isolation level (Fetch request). */
+const READ_COMMITTED = 1;
+
+type KafkajsMessage = EachBatchPayload['batch']['messages'][number];
+
+/** The part of a Fetch response for one partition that kafkajs's Batch reads. */
+interface FetchedPartition {
+  readonly partition: number;
+  readonly highWatermark: string;
+  readonly lastStableOffset?: string;
+  readonly abortedTransactions: unknown[];
+  readonly messages: KafkajsMessage[];
+}
+
+/** The few kafkajs cluster/broker calls a direct read needs (kafkajs does not type its internals). */
+interface DirectCluster {
+  connect(): Promise<void>;
+  disconnect(): Promise<void>;
+  refreshMetadata(): Promise<void>;
+  addTargetTopic(topic: string): Promise<void>;
+  findLeaderForPartitions(topic: string, partitions: number[]): Record<string, number[]>;
+  findBroker(query: { nodeId: string }): Promise<{
+    fetch(request: object): Promise<{ responses: { topicName: string; partitions: FetchedPartition[] }[] }>;
+  }>;
+}
+
+/** kafkajs's Batch: decodes one fetched partition, dropping aborted records and control records. */
+const KafkajsBatch = createRequire(import.meta.url)('kafkajs/src/consumer/batch.js') as new (
+  topic: string,
+  fetchedOffset: string,
+  data: FetchedPartition,
+) => { readonly messages: KafkajsMessage[]; readonly messagesWithinOffset: KafkajsMessage[] };
+
 export interface KafkaTransportOptions {
   readonly brokers: readonly string[];
   readonly clientId?: string;
@@ -46,8 +79,14 @@ export interface KafkaTransportOptions {
    * the cluster's broker count fails ensureTopics with a ReplicationError, unless capToBrokers.
    */
   readonly replication?: TopicReplication & { readonly capToBrokers?: boolean };
-  /** Transaction timeout; a crashed member's open transaction is aborted by the broker after it. */
+  /**
+   * Transaction timeout; a crashed member's open transaction is aborted by the broker after it (and
+   * blocks read_committed readers of its partitions until then). Below the session timeout, so a
+   * member frozen mid-transaction has its transaction aborted before its partitions move on.
+   * Default: session timeout minus 2 s.
+   */
   readonly transactionTimeoutMs?: number;
+  /** Group session timeout (default 10 s). */
   readonly sessionTimeoutMs?: number;
   /** Partitions one member processes at the same time. */
   readonly partitionsConsumedConcurrently?: number;
@@ -118,6 +157,7 @@ export class KafkaTransport implements Transport {
   private readonly partitionCounts = new Map<string, number>();
   private readonly compressions = new Map<string, kafkajs.CompressionTypes>();
   private readonly members = new Set<KafkaGroupMember>();
+  private directClusterPromise: Promise<DirectCluster> | undefined;
   private closed = false;
 
   constructor(readonly options: KafkaTransportOptions) {
@@ -164,39 +204,71 @@ export class KafkaTransport implements Transport {
     return this.plainProducer;
   }
 
-  /** The transactional producer of a scope, created on first use. */
-  private txProducer(scope: string): Promise<Producer> {
-    let p = this.txProducers.get(scope);
-    if (!p) {
-      p = (async () => {
-        const producer = this.kafka.producer({
-          transactionalId: scope,
-          idempotent: true,
-          maxInFlightRequests: 1,
-          allowAutoTopicCreation: false,
-          retry: PRODUCER_RETRY,
-          transactionTimeout: this.options.transactionTimeoutMs ?? 30000,
-          createPartitioner: kafkajs.Partitioners.DefaultPartitioner,
-        });
-        await producer.connect();
-        return producer;
-      })();
-      p.catch(() => this.txProducers.delete(scope));
-      this.txProducers.set(scope, p);
-    }
-    return p;
+  get sessionTimeoutMs(): number {
+    return this.options.sessionTimeoutMs ?? 10_000;
   }
 
+  get transactionTimeoutMs(): number {
+    return this.options.transactionTimeoutMs ?? Math.max(1000, this.sessionTimeoutMs - 2000);
+  }
+
+  /**
+   * Claims a scope before its task restores: a new transactional producer is initialised WITH the
+   * scope's transactional id (InitProducerId), which bumps the epoch — the previous owner's next
+   * send, offset commit or commit is refused (fenced) and its open transaction is aborted.
+   * kafkajs's connect() initialises an idempotent id only; its first transaction() is what sends
+   * InitProducerId with the transactional id, so the claim begins (and aborts, empty) one here.
+   * Only an open calls this: a commit never creates a producer, so a retry can never fence the
+   * rightful owner.
+   */
   async fenceScope(scope: string): Promise<void> {
-    await this.txProducer(scope);
+    await this.releaseScope(scope);
+    const created = (async () => {
+      const producer = this.kafka.producer({
+        transactionalId: scope,
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        retry: PRODUCER_RETRY,
+        transactionTimeout: this.transactionTimeoutMs,
+        createPartitioner: kafkajs.Partitioners.DefaultPartitioner,
+      });
+      await producer.connect();
+      try {
+        const claim = await producer.transaction();
+        await claim.abort();
+      } catch (err) {
+        await producer.disconnect().catch(() => undefined);
+        throw err;
+      }
+      return producer;
+    })();
+    this.txProducers.set(scope, created);
+    try {
+      await created;
+    } catch (err) {
+      if (this.txProducers.get(scope) === created) this.txProducers.delete(scope);
+      throw err;
+    }
   }
 
-  /** Drops a scope's producer (after its partition is revoked or when it was fenced). */
+  /** Drops a scope's producer (after its task closed, or when it was fenced or broken). */
   async releaseScope(scope: string): Promise<void> {
     const p = this.txProducers.get(scope);
     if (!p) return;
     this.txProducers.delete(scope);
     await p.then((producer) => producer.disconnect()).catch(() => undefined);
+  }
+
+  /** The topic's effective max.message.bytes (its own setting, else the broker's default). */
+  async maxMessageBytes(topic: string): Promise<number | undefined> {
+    const admin = await this.admin();
+    const configs = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: topic, configNames: ['max.message.bytes'] }],
+    });
+    const value = Number(configs.resources[0]?.configEntries.find((e) => e.configName === 'max.message.bytes')?.configValue);
+    return Number.isFinite(value) && value > 0 ? value : undefined;
   }
 
   async ensureTopics(topics: readonly TopicDefinition[]): Promise<void> {
@@ -397,7 +469,11 @@ export class KafkaTransport implements Transport {
       return meta;
     }
     if (!commit.scope) throw new Error('a transactional commit needs a scope');
-    const producer = await this.txProducer(commit.scope);
+    const pending = this.txProducers.get(commit.scope);
+    // No producer: the task was never opened here, or its producer was fenced or broken. Making a new
+    // one would bump the epoch and fence whoever owns the scope now — only a task open may do that.
+    if (!pending) throw new TaskMigratedError(`no transactional producer for ${commit.scope}: the task must be opened again`);
+    const producer = await pending;
     const tx = await producer.transaction();
     try {
       const meta: RecordMetadata[] = [];
@@ -417,10 +493,18 @@ export class KafkaTransport implements Transport {
       await tx.commit();
       return meta;
     } catch (err) {
-      await tx.abort().catch(() => undefined);
-      // A fenced or broken producer cannot be reused; the next commit makes a fresh one.
+      let aborted = false;
+      if (tx.isActive()) {
+        aborted = await tx.abort().then(
+          () => true,
+          () => false,
+        );
+      }
+      if (aborted && classifyError(err, 'commit') === 'transient') throw err;
+      // Fenced, or the transaction's outcome is unknown (kafkajs cannot retry a failed EndTxn): this
+      // producer is done. The task is closed dirty and restored after the group confirms its owner.
       await this.releaseScope(commit.scope);
-      throw err;
+      throw new TaskMigratedError(`transaction of ${commit.scope} failed (${describeError(err)}); producer released`, { cause: err });
     }
   }
 
@@ -458,55 +542,65 @@ export class KafkaTransport implements Transport {
     for (const [topic, partitions] of byTopic) await admin.setOffsets({ groupId, topic, partitions });
   }
 
+  /** A kafkajs cluster client of our own (no group), for direct fetches. */
+  private directCluster(): Promise<DirectCluster> {
+    this.directClusterPromise ??= (async () => {
+      const symbol = Object.getOwnPropertySymbols(this.kafka).find((s) => s.description === 'private:Kafka:createCluster');
+      const create = symbol ? (this.kafka as unknown as Record<symbol, unknown>)[symbol] : undefined;
+      if (typeof create !== 'function') throw new Error('this kafkajs version offers no cluster client; cannot read partitions directly');
+      const cluster = (create as (o: object) => DirectCluster)({ allowAutoTopicCreation: false, isolationLevel: READ_COMMITTED });
+      await cluster.connect();
+      return cluster;
+    })();
+    this.directClusterPromise.catch(() => (this.directClusterPromise = undefined));
+    return this.directClusterPromise;
+  }
+
   /**
-   * kafkajs has no manual partition assignment, so a throwaway group consumer subscribes, seeks the
-   * one partition and pauses the rest. Batches made only of transaction markers never reach
-   * eachBatch, so the end is detected from the batch-end instrumentation event's last offset.
+   * Reads [from, to) of one partition without joining any consumer group (a restore must not cost a
+   * group join per changelog, nor a rebalance of anyone): read_committed fetches from the
+   * partition's leader, decoded by kafkajs's own batch code (which drops aborted records and
+   * transaction markers). Stops at the last stable offset when `to` lies beyond it.
    */
   async *readPartition(topic: string, partition: number, from: number, to: number): AsyncIterable<readonly LogRecord[]> {
     if (from >= to) return;
-    const queue = new AsyncQueue<readonly LogRecord[]>();
-    const consumer = this.kafka.consumer({
-      groupId: `meguri-reader-${randomUUID()}`,
-      readUncommitted: false,
-      maxWaitTimeInMs: 100,
-      allowAutoTopicCreation: false,
-    });
-    let done = false;
-    const finish = (): void => {
-      if (!done) {
-        done = true;
-        queue.end();
+    const cluster = await this.directCluster();
+    await cluster.addTargetTopic(topic);
+    let position = from;
+    for (let attempt = 0; position < to; ) {
+      let data: FetchedPartition;
+      try {
+        const leaders = cluster.findLeaderForPartitions(topic, [partition]);
+        const nodeId = Object.keys(leaders)[0];
+        if (nodeId === undefined) throw new Error(`no leader for ${topic}[${partition}]`);
+        const broker = await cluster.findBroker({ nodeId });
+        const response = await broker.fetch({
+          isolationLevel: READ_COMMITTED,
+          maxWaitTime: 100,
+          minBytes: 1,
+          maxBytes: 64 * 1024 * 1024,
+          topics: [{ topic, partitions: [{ partition, fetchOffset: String(position), maxBytes: 16 * 1024 * 1024 }] }],
+        });
+        const found = response.responses.find((r) => r.topicName === topic)?.partitions.find((p) => p.partition === partition);
+        if (!found) throw new Error(`fetch of ${topic}[${partition}] returned no data`);
+        data = found;
+        attempt = 0;
+      } catch (err) {
+        if (classifyError(err, 'commit') !== 'transient' || ++attempt > 20) throw err;
+        await cluster.refreshMetadata().catch(() => undefined);
+        await new Promise((r) => setTimeout(r, Math.min(5000, 100 * 2 ** attempt)));
+        continue;
       }
-    };
-    consumer.on(consumer.events.END_BATCH_PROCESS, (e) => {
-      if (e.payload.topic === topic && e.payload.partition === partition && Number(e.payload.lastOffset) >= to - 1) finish();
-    });
-    consumer.on(consumer.events.CRASH, (e) => queue.fail(e.payload.error));
-    await consumer.connect();
-    try {
-      await consumer.subscribe({ topics: [topic], fromBeginning: true });
-      const count = await this.partitionCount(topic);
-      await consumer.run({
-        autoCommit: false,
-        eachBatchAutoResolve: true,
-        eachBatch: async ({ batch }) => {
-          if (batch.partition !== partition || done) return;
-          const records = batch.messages
-            .map((m) => toLogRecord(topic, partition, m))
-            .filter((r) => r.offset >= from && r.offset < to);
-          if (records.length > 0) queue.push(records);
-          if (Number(batch.lastOffset()) >= to - 1) finish();
-          await queue.drained();
-        },
-      });
-      consumer.seek({ topic, partition, offset: String(from) });
-      const others = Array.from({ length: count }, (_, p) => p).filter((p) => p !== partition);
-      if (others.length > 0) consumer.pause([{ topic, partitions: others }]);
-      yield* queue;
-    } finally {
-      done = true;
-      await consumer.disconnect().catch(() => undefined);
+      const batch = new KafkajsBatch(topic, String(position), data);
+      const within = batch.messagesWithinOffset;
+      if (within.length === 0) {
+        // Nothing past `position`: the end of what read_committed may see.
+        if (Number(data.lastStableOffset ?? data.highWatermark) <= position || Number(data.highWatermark) <= position) return;
+        continue;
+      }
+      const records = batch.messages.map((m) => toLogRecord(topic, partition, m)).filter((r) => r.offset >= from && r.offset < to);
+      if (records.length > 0) yield records;
+      position = Number(within[within.length - 1]!.offset) + 1;
     }
   }
 
@@ -530,8 +624,13 @@ export class KafkaTransport implements Transport {
     for (const scope of [...this.txProducers.keys()]) await this.releaseScope(scope);
     if (this.plainProducer) await (await this.plainProducer).disconnect().catch(() => undefined);
     if (this.adminClient) await this.adminClient.disconnect().catch(() => undefined);
+    if (this.directClusterPromise) await (await this.directClusterPromise.catch(() => undefined))?.disconnect().catch(() => undefined);
   }
 }
+
+/** Crashes without a kafkajs restart tolerated (each restarted by us) within the window before the service stops. */
+const MAX_CRASH_RESTARTS = 3;
+const CRASH_WINDOW_MS = 5 * 60_000;
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 
@@ -540,12 +639,18 @@ class KafkaGroupMember implements GroupMember {
   private current = new Map<string, TopicPartition>();
   /** Partitions being handed back: their final flush may still commit. */
   private readonly revoking = new Set<string>();
-  /** Serialises assignment changes; batches wait for it so a store is restored before use. */
+  /** Serialises assignment changes. */
   private assignmentChain: Promise<void> = Promise.resolve();
   private readonly inFlight = new Map<string, Promise<void>>();
   private readyResolve!: () => void;
   private readonly readyPromise = new Promise<void>((resolve) => (this.readyResolve = resolve));
   private stopped = false;
+  /** Member id of the last join: a new one means the coordinator forgot us (evicted, paused, partitioned away). */
+  private memberId: string | undefined;
+  private rejoining: Promise<void> | undefined;
+  private readonly heartbeatIntervalMs = 1000;
+  /** Times of recent crashes kafkajs did not restart from. */
+  private crashes: number[] = [];
 
   constructor(
     private readonly transport: KafkaTransport,
@@ -557,13 +662,14 @@ class KafkaGroupMember implements GroupMember {
     this.consumer = kafka.consumer({
       groupId: options.groupId,
       readUncommitted: false,
-      sessionTimeout: transportOptions.sessionTimeoutMs ?? 10000,
+      sessionTimeout: transport.sessionTimeoutMs,
       rebalanceTimeout: 30000,
-      heartbeatInterval: 1000,
+      heartbeatInterval: this.heartbeatIntervalMs,
       maxWaitTimeInMs: 100,
       allowAutoTopicCreation: false,
       retry: { retries: 10 },
     });
+    void transportOptions;
   }
 
   get groupId(): string {
@@ -578,15 +684,26 @@ class KafkaGroupMember implements GroupMember {
     return this.readyPromise;
   }
 
-  private onGroupJoin(memberAssignment: Record<string, number[]>): void {
+  private chain(step: () => Promise<void>): void {
+    this.assignmentChain = this.assignmentChain.then(step).catch((err: unknown) => this.logger.error({ err }, 'assignment change failed'));
+  }
+
+  private onGroupJoin(memberId: string, memberAssignment: Record<string, number[]>): void {
     const next = new Map<string, TopicPartition>();
     for (const [topic, partitions] of Object.entries(memberAssignment)) {
       for (const partition of partitions) next.set(tpKey(topic, partition), { topic, partition });
     }
-    const revoked = [...this.current].filter(([k]) => !next.has(k)).map(([, tp]) => tp);
-    const assigned = [...next].filter(([k]) => !this.current.has(k)).map(([, tp]) => tp);
+    // A new member id means our previous generation is gone: someone else may have owned (and
+    // changed) our partitions meanwhile, even if we get the same ones back. Every task is migrated.
+    const generationLost = this.memberId !== undefined && this.memberId !== memberId;
+    this.memberId = memberId;
+    const lost = generationLost ? [...this.current.values()] : [];
+    const revoked = generationLost ? [] : [...this.current].filter(([k]) => !next.has(k)).map(([, tp]) => tp);
+    const assigned = generationLost ? [...next.values()] : [...next].filter(([k]) => !this.current.has(k)).map(([, tp]) => tp);
+    if (generationLost) this.logger.warn({ groupId: this.groupId, memberId, partitions: lost.length }, 'group generation lost: every task is migrated and restored');
     this.current = next;
-    this.assignmentChain = this.assignmentChain.then(async () => {
+    this.chain(async () => {
+      if (lost.length > 0) await this.loseAll(lost);
       if (revoked.length > 0) {
         for (const tp of revoked) this.revoking.add(tpKey(tp.topic, tp.partition));
         try {
@@ -599,16 +716,85 @@ class KafkaGroupMember implements GroupMember {
       if (assigned.length > 0) await this.options.onAssigned(assigned);
       this.readyResolve();
     });
-    this.assignmentChain.catch((err: unknown) => this.logger.error({ err }, 'assignment change failed'));
+  }
+
+  private async loseAll(tps: readonly TopicPartition[]): Promise<void> {
+    await Promise.all(tps.map((tp) => this.inFlight.get(tpKey(tp.topic, tp.partition))?.catch(() => undefined)));
+    if (this.options.onLost) await this.options.onLost(tps);
+    else await this.options.onRevoked(tps);
+  }
+
+  /**
+   * Leaves the group and joins again as a new member (kafkajs has no "rejoin" call: stop and run
+   * again). Every task is lost first; the coordinator's new assignment reopens them.
+   */
+  rejoin(reason: string): void {
+    if (this.stopped || this.rejoining) return;
+    this.logger.warn({ groupId: this.groupId, reason }, 'rejoining the group');
+    this.rejoining = (async () => {
+      try {
+        await this.consumer.stop();
+        const lost = [...this.current.values()];
+        this.current = new Map();
+        this.memberId = undefined;
+        await new Promise<void>((resolve) => this.chain(async () => (await this.loseAll(lost), resolve())));
+        if (!this.stopped) await this.run();
+      } catch (err) {
+        this.options.onFatal?.(new FatalServiceError(`rejoining group ${this.groupId} failed: ${describeError(err)}`, { cause: err }));
+      } finally {
+        this.rejoining = undefined;
+      }
+    })();
+  }
+
+  /** After a crash kafkajs left stopped: every task is lost, the consumer runs (and joins) again. */
+  private restartAfterCrash(): void {
+    if (this.stopped || this.rejoining) return;
+    this.rejoining = (async () => {
+      try {
+        await this.consumer.stop().catch(() => undefined);
+        const lost = [...this.current.values()];
+        this.current = new Map();
+        this.memberId = undefined;
+        await new Promise<void>((resolve) => this.chain(async () => (await this.loseAll(lost), resolve())));
+        await this.consumer.connect();
+        if (!this.stopped) await this.run();
+      } catch (err) {
+        this.options.onFatal?.(new FatalServiceError(`restarting the consumer of group ${this.groupId} failed: ${describeError(err)}`, { cause: err }));
+      } finally {
+        this.rejoining = undefined;
+      }
+    })();
   }
 
   async start(): Promise<void> {
-    this.consumer.on(this.consumer.events.GROUP_JOIN, (e) => this.onGroupJoin(e.payload.memberAssignment));
-    this.consumer.on(this.consumer.events.CRASH, (e) =>
-      this.logger.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed'),
-    );
+    this.consumer.on(this.consumer.events.GROUP_JOIN, (e) => this.onGroupJoin(e.payload.memberId, e.payload.memberAssignment));
+    this.consumer.on(this.consumer.events.CRASH, (e) => {
+      const restart = e.payload.restart;
+      if (restart || this.stopped) {
+        this.logger.error({ err: e.payload.error }, 'consumer crashed; kafkajs restarts it');
+        return;
+      }
+      // kafkajs does not come back from a crash with restart: false (e.g. an admin error during the
+      // first assignment). Restart it a few times; a member that keeps crashing consumes nothing and
+      // must not look alive, so the service then stops (and the process exits non-zero).
+      const now = Date.now();
+      this.crashes = this.crashes.filter((t) => now - t < CRASH_WINDOW_MS);
+      this.crashes.push(now);
+      const error = e.payload.error;
+      if (this.crashes.length > MAX_CRASH_RESTARTS) {
+        this.options.onFatal?.(new FatalServiceError(`consumer of group ${this.groupId} crashed ${this.crashes.length} times in ${CRASH_WINDOW_MS / 1000} s: ${describeError(error)}`, { cause: error }));
+        return;
+      }
+      this.logger.error({ err: error, crashes: this.crashes.length }, 'consumer crashed and kafkajs will not restart it; restarting it');
+      setTimeout(() => this.restartAfterCrash(), 1000 * this.crashes.length).unref();
+    });
     await this.consumer.connect();
     await this.consumer.subscribe({ topics: [...this.options.topics], fromBeginning: (this.options.startFrom ?? 'earliest') === 'earliest' });
+    await this.run();
+  }
+
+  private async run(): Promise<void> {
     const maxBatch = this.options.maxBatchRecords ?? 500;
     await this.consumer.run({
       autoCommit: false,
@@ -616,31 +802,48 @@ class KafkaGroupMember implements GroupMember {
       partitionsConsumedConcurrently: 8,
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
         const key = tpKey(batch.topic, batch.partition);
-        await this.assignmentChain;
-        if (!this.current.has(key)) return;
-        const work = (async () => {
-          const all = batch.messages.map((m) => toLogRecord(batch.topic, batch.partition, m));
-          for (let i = 0; i < all.length; i += maxBatch) {
-            if (!isRunning() || isStale() || this.stopped) return;
-            const records = all.slice(i, i + maxBatch);
-            const consumed: ConsumedBatch = {
-              topic: batch.topic,
-              partition: batch.partition,
-              records,
-              highWatermark: Number(batch.highWatermark),
-            };
-            await this.options.eachBatch(consumed);
-            const last = records[records.length - 1];
-            if (last) resolveOffset(String(last.offset));
-            await heartbeat();
-          }
-        })();
-        this.inFlight.set(key, work);
+        // kafkajs heartbeats only between batches: keep the membership alive while this one works
+        // (a restore it waits for, a long commit), so long work never costs the member its partitions.
+        const keepAlive = setInterval(() => {
+          heartbeat().catch((err: unknown) => this.logger.debug({ err: describeError(err) }, 'heartbeat during a batch failed'));
+        }, this.heartbeatIntervalMs);
         try {
-          await work;
+          await this.assignmentChain;
+          if (!this.current.has(key) || this.rejoining) return;
+          const work = (async () => {
+            const all = batch.messages.map((m) => toLogRecord(batch.topic, batch.partition, m));
+            for (let i = 0; i < all.length; i += maxBatch) {
+              if (!isRunning() || isStale() || this.stopped || this.rejoining) return;
+              const records = all.slice(i, i + maxBatch);
+              const consumed: ConsumedBatch = {
+                topic: batch.topic,
+                partition: batch.partition,
+                records,
+                highWatermark: Number(batch.highWatermark),
+              };
+              try {
+                await this.options.eachBatch(consumed);
+              } catch (err) {
+                // Not processed (task opening, migrated, or failing): unresolved records are fetched
+                // again. The service has already acted on the error; kafkajs must not crash on it.
+                this.logger.debug({ err: describeError(err), topic: batch.topic, partition: batch.partition }, 'batch handed back');
+                await new Promise((r) => setTimeout(r, 200));
+                return;
+              }
+              const last = records[records.length - 1];
+              if (last) resolveOffset(String(last.offset));
+            }
+          })();
+          this.inFlight.set(key, work);
+          try {
+            await work;
+          } finally {
+            if (this.inFlight.get(key) === work) this.inFlight.delete(key);
+          }
         } finally {
-          if (this.inFlight.get(key) === work) this.inFlight.delete(key);
+          clearInterval(keepAlive);
         }
+        await heartbeat();
       },
     });
   }
@@ -649,7 +852,7 @@ class KafkaGroupMember implements GroupMember {
     for (const o of commit.offsets) {
       const key = tpKey(o.topic, o.partition);
       if (!this.current.has(key) && !this.revoking.has(key)) {
-        return Promise.reject(new Error(`partition ${o.topic}[${o.partition}] is not assigned to this member`));
+        return Promise.reject(new TaskMigratedError(`partition ${o.topic}[${o.partition}] is not assigned to this member`));
       }
     }
     return this.transport.commitFor(this.options.groupId, this.consumer, commit);
@@ -658,6 +861,7 @@ class KafkaGroupMember implements GroupMember {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    await this.rejoining?.catch(() => undefined);
     await this.assignmentChain.catch(() => undefined);
     // Hand partitions back while the consumer still runs, so final flushes can commit offsets.
     const all = [...this.current.values()];

@@ -1,0 +1,31 @@
+/**
+ * What the runtime needs to know about topics, passed in by the caller (the CLI wires the crawler's
+ * schemas and topology): the runtime itself knows no crawler topic.
+ */
+import type { z } from 'zod';
+
+export interface TopicConfigDefinition {
+  readonly name: string;
+  readonly partitions: number;
+  readonly config: Record<string, string>;
+}
+
+export interface TopicCatalog {
+  /** Schema of each logical input topic; a topic without one passes JSON through unchecked. */
+  schema(logical: string): z.ZodType | undefined;
+  /** Partition count and Kafka configs of a logical topic (physical name chosen by the runtime). */
+  topic(logical: string): { readonly partitions: number; readonly config: Record<string, string> };
+  /** Name and configs of the changelog of a store of a group. */
+  changelog(group: string, store: string, partitions: number): TopicConfigDefinition;
+  /** Version stamped on dead-letter records. */
+  readonly deadletterVersion: number;
+  /**
+   * Makes an output fit `maxBytes` when its topic allows a smaller form (a page whose body can be
+   * cut): returns the smaller value, or undefined when the record cannot shrink (it is then
+   * dead-lettered with the reason).
+   */
+  shrink?(logical: string, value: unknown, maxBytes: number, reason: string): unknown;
+}
+
+/** Kafka's default `max.message.bytes` (1 MiB plus the record-batch overhead). */
+export const DEFAULT_MAX_MESSAGE_BYTES = 1_048_588;

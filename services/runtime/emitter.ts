@@ -1,0 +1,100 @@
+/**
+ * The one path from a processor's emit to an OutRecord: the topic must be declared, the value is
+ * serialised once, and the record is checked against its topic's maximum message size before it is
+ * ever sent. A record that does not fit is shrunk when its topic allows it (a page loses the end of
+ * its body and says why), otherwise it becomes a dead letter with the reason — so one oversized
+ * output can never keep a partition resending forever.
+ */
+import type { Logger } from './logger.ts';
+import type { ServiceMetrics } from './metrics.ts';
+import type { TopicCatalog } from './catalog.ts';
+import type { EmitOptions } from './processor.ts';
+import type { LogRecord, OutRecord } from './transport.ts';
+import { ServiceDefinitionError } from './errors.ts';
+import { DEADLETTER_TOPIC, RECORD_OVERHEAD_BYTES, deadLetterRecord, deadLetterValue } from './deadletter.ts';
+
+export type Origin = Pick<LogRecord, 'topic' | 'partition' | 'offset' | 'timestamp'>;
+
+export interface EmitterSettings {
+  readonly service: string;
+  readonly outputs: readonly string[];
+  readonly catalog: TopicCatalog;
+  readonly physical: (logical: string) => string;
+  /** Maximum record size per logical output topic (dead-letter topic included). */
+  readonly maxBytes: ReadonlyMap<string, number>;
+  readonly now: () => number;
+  readonly logger: Logger;
+  readonly metrics: ServiceMetrics;
+}
+
+export function recordSize(key: string | null, value: Buffer | null, headers?: Readonly<Record<string, string>>): number {
+  let size = RECORD_OVERHEAD_BYTES + (key === null ? 0 : Buffer.byteLength(key)) + (value?.length ?? 0);
+  if (headers) for (const [k, v] of Object.entries(headers)) size += Buffer.byteLength(k) + Buffer.byteLength(v) + 8;
+  return size;
+}
+
+export class OutputEmitter {
+  private readonly allowed: Set<string>;
+
+  constructor(private readonly settings: EmitterSettings) {
+    this.allowed = new Set([...settings.outputs, DEADLETTER_TOPIC]);
+  }
+
+  maxBytesOf(logical: string): number {
+    const max = this.settings.maxBytes.get(logical);
+    if (max === undefined) throw new ServiceDefinitionError('MEGURI_ERR_UNDECLARED_TOPIC', `no size limit known for topic "${logical}"`);
+    return max;
+  }
+
+  /** Encodes one emit into `sink`. `origin` is the input being processed, for dead letters. */
+  emit(sink: OutRecord[], topic: string, key: string | null, value: unknown, options: EmitOptions, origin: Origin | undefined): void {
+    const s = this.settings;
+    if (!this.allowed.has(topic)) {
+      throw new ServiceDefinitionError('MEGURI_ERR_UNDECLARED_TOPIC', `${s.service} may not emit to "${topic}"; declared outputs: ${[...this.allowed].join(', ')}`);
+    }
+    let encoded = Buffer.from(JSON.stringify(value), 'utf8');
+    const max = this.maxBytesOf(topic);
+    let size = recordSize(key, encoded, options.headers);
+    if (size > max) {
+      const reason = `${size}-byte record exceeds the ${max}-byte max.message.bytes of topic ${s.physical(topic)}`;
+      const smaller = s.catalog.shrink?.(topic, value, max - (size - encoded.length) - 1024, reason);
+      if (smaller !== undefined) {
+        encoded = Buffer.from(JSON.stringify(smaller), 'utf8');
+        size = recordSize(key, encoded, options.headers);
+      }
+      if (size > max) {
+        this.deadLetter(sink, origin ?? { topic: s.physical(topic), partition: options.partition ?? 0, offset: -1, timestamp: s.now() }, key, encoded, 'MEGURI_ERR_RECORD_TOO_LARGE', `output to ${topic} not sent: ${reason}`);
+        return;
+      }
+      s.metrics.truncatedOutputs.inc({ topic });
+      s.logger.warn({ topic, key, bytes: size, maxBytes: max }, 'output shrunk to fit its topic');
+    }
+    sink.push({
+      topic: s.physical(topic),
+      key,
+      value: encoded,
+      ...(options.partition !== undefined ? { partition: options.partition } : {}),
+      timestamp: options.timestamp ?? s.now(),
+      ...(options.headers ? { headers: options.headers } : {}),
+    });
+  }
+
+  /** Adds a dead letter for `raw` (a consumed record's value or an output that could not be sent). */
+  deadLetter(sink: OutRecord[], origin: Origin, key: string | null, raw: Buffer | null, code: string, reason: string): void {
+    const s = this.settings;
+    const value = deadLetterValue({
+      service: s.service,
+      version: s.catalog.deadletterVersion,
+      origin,
+      key,
+      raw,
+      code,
+      reason,
+      at: s.now(),
+      maxBytes: this.maxBytesOf(DEADLETTER_TOPIC),
+    });
+    sink.push(deadLetterRecord(s.physical(DEADLETTER_TOPIC), value));
+    s.metrics.deadletters.inc({ topic: origin.topic, code });
+    s.logger.warn({ code, reason: value.reason, topic: origin.topic, partition: origin.partition, offset: origin.offset }, 'record sent to dead-letter topic');
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * State management of one stateful task: opening its RocksDB stores, restoring them from their
+ * changelogs to the end, turning a batch's store writes into changelog records, and applying them
+ * locally with checkpoints once the commit succeeded (Kafka Streams' ProcessorStateManager and
+ * StoreChangelogReader, in one small piece).
+ */
+import type { Logger } from './logger.ts';
+import type { ServiceMetrics } from './metrics.ts';
+import type { StoreDeclaration } from './processor.ts';
+import type { KeyValueStore } from './store.ts';
+import { TaskStores } from './store.ts';
+import type { OutRecord, RecordMetadata, Transport } from './transport.ts';
+import { ServiceDefinitionError } from './errors.ts';
+
+export interface StateManagerSettings {
+  readonly dataDir: string;
+  readonly groupId: string;
+  readonly partition: number;
+  readonly stores: readonly StoreDeclaration[];
+  readonly transport: Transport;
+  readonly changelogTopic: (store: string) => string;
+  readonly logger: Logger;
+  readonly metrics: ServiceMetrics;
+  /** Called between restore chunks, so a long restore can keep the group membership alive. */
+  readonly onProgress?: () => Promise<void> | void;
+}
+
+/** Where, in a commit's outputs, each store's last changelog record is. */
+export interface ChangelogSlots {
+  readonly ends: readonly { readonly name: string; readonly index: number }[];
+}
+
+export class StateManager {
+  private stores: TaskStores | undefined;
+
+  constructor(private readonly s: StateManagerSettings) {}
+
+  get isOpen(): boolean {
+    return this.stores !== undefined;
+  }
+
+  /** Opens the stores and brings each changelogged one to the end of its changelog partition. */
+  async openAndRestore(): Promise<void> {
+    const s = this.s;
+    this.stores = await TaskStores.open(s.dataDir, s.groupId, s.partition, s.stores.map((d) => d.name));
+    for (const spec of s.stores) if (spec.changelog) await this.restore(spec.name);
+  }
+
+  store<V>(name: string): KeyValueStore<V> {
+    if (!this.stores) throw new ServiceDefinitionError('MEGURI_ERR_NO_STORE', `store "${name}" is not open (the service declares no stores, or the task is not running)`);
+    return this.stores.store<V>(name);
+  }
+
+  hasPending(): boolean {
+    return this.stores?.hasPending() ?? false;
+  }
+
+  /** Drops uncommitted writes and the read cache (after a failed batch). */
+  discardPending(): void {
+    this.stores?.discardPending();
+  }
+
+  /** Appends the pending writes as changelog records to `outputs`. */
+  appendChangelog(outputs: OutRecord[]): ChangelogSlots {
+    const ends: { name: string; index: number }[] = [];
+    if (!this.stores) return { ends };
+    for (const spec of this.s.stores) {
+      const store = this.stores.store<unknown>(spec.name);
+      if (!spec.changelog || store.pending.size === 0) continue;
+      const topic = this.s.changelogTopic(spec.name);
+      for (const [key, value] of store.pending) outputs.push({ topic, key, value, partition: this.s.partition });
+      ends.push({ name: spec.name, index: outputs.length - 1 });
+    }
+    return { ends };
+  }
+
+  /** After a successful commit: the writes go to RocksDB with the changelog offsets they reflect. */
+  async applyCommitted(slots: ChangelogSlots, meta: readonly RecordMetadata[]): Promise<void> {
+    if (!this.stores) return;
+    const ops = [];
+    for (const spec of this.s.stores) ops.push(...this.stores.store<unknown>(spec.name).pendingOps());
+    for (const end of slots.ends) {
+      const m = meta[end.index];
+      if (m && m.offset >= 0) ops.push(this.stores.store<unknown>(end.name).checkpointOp(m.offset + 1));
+    }
+    await this.stores.db.batch(ops);
+    this.stores.committed();
+  }
+
+  /** Brings a store up to the end of its changelog partition. */
+  private async restore(storeName: string): Promise<void> {
+    const s = this.s;
+    const stores = this.stores!;
+    const store = stores.store<unknown>(storeName);
+    const topic = s.changelogTopic(storeName);
+    const desc = await s.transport.describeTopic(topic);
+    const info = desc?.partitions.find((p) => p.partition === s.partition);
+    if (!info) throw new Error(`changelog ${topic} has no partition ${s.partition}; were topics created with matching partition counts?`);
+    let checkpoint = await store.checkpoint();
+    if (checkpoint === undefined || checkpoint > info.high) {
+      if (checkpoint !== undefined) s.logger.warn({ store: storeName, checkpoint, high: info.high }, 'store is ahead of its changelog; rebuilding');
+      await store.wipe();
+      checkpoint = info.low;
+    }
+    const from = Math.max(checkpoint, info.low);
+    if (from >= info.high) return;
+    const started = Date.now();
+    let count = 0;
+    for await (const chunk of s.transport.readPartition(topic, s.partition, from, info.high)) {
+      const ops = chunk.filter((r) => r.key !== null).map((r) => store.restoreOp(r.key!, r.value));
+      const last = chunk[chunk.length - 1];
+      if (last) ops.push(store.checkpointOp(last.offset + 1));
+      await stores.db.batch(ops);
+      count += chunk.length;
+      await s.onProgress?.();
+    }
+    // Transaction markers have offsets too: the store reflects the changelog up to its end.
+    await stores.db.batch([store.checkpointOp(info.high)]);
+    s.metrics.restoredRecords.inc({ store: storeName }, count);
+    s.logger.info({ store: storeName, from, to: info.high, records: count, ms: Date.now() - started }, 'store restored from changelog');
+  }
+
+  /** Closes the stores; uncommitted writes are dropped (they were never committed). */
+  async close(): Promise<void> {
+    if (!this.stores) return;
+    this.stores.discardPending();
+    const stores = this.stores;
+    this.stores = undefined;
+    await stores.close();
+  }
+}
