@@ -248,6 +248,16 @@ export class FaultCrawl {
     await this.startProcess(p.role, p.name);
   }
 
+  /** The fetchers' committed offsets now, to bound what a coming broker outage leaves in flight. */
+  fetcherOffsetsBeforeOutage(): Promise<Map<number, number>> {
+    return this.fetcherCommittedOffsets();
+  }
+
+  /** A broker outage ended: what the fetchers had taken but not committed before it counts as in flight. */
+  noteBrokerOutage(committedBefore: Map<number, number>): void {
+    this.fetcherKills.push({ atWallMs: Date.now(), committed: committedBefore });
+  }
+
   /** SIGSTOP by PID: the process keeps its sockets but stops heartbeating and committing. */
   pause(name: string): void {
     this.fault(`SIGSTOP ${name}`);

@@ -31,7 +31,11 @@ export interface CommittedChange {
   readonly md5?: string | undefined;
 }
 
-/** The fetcher group's committed `frontier` offsets just before a fetcher was killed. */
+/**
+ * The fetcher group's committed `frontier` offsets just before a fetcher was killed, or before the
+ * broker stopped (then `atWallMs` is when it was back: requests taken before the outage may be
+ * fetched during it, and their results can be neither sent nor committed).
+ */
 export interface FetcherKill {
   readonly atWallMs: number;
   /** partition → next offset to read; a partition without a commit is absent (starts at 0). */

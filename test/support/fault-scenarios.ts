@@ -77,11 +77,13 @@ export async function runScenario(name: ScenarioName, broker: LocalBroker | { re
     } else if (name === 'broker restart') {
       if (!('stop' in broker)) throw new Error('the broker restart scenario needs the campaign its own broker');
       if (await crawl.waitForProgress(1 / 3, left())) {
+        const committed = await crawl.fetcherOffsetsBeforeOutage();
         crawl.fault(`broker stopped (pid ${broker.pid() ?? '?'})`);
         broker.stop();
         await sleep(settings.brokerDownMs ?? 10_000);
         broker.restart();
         crawl.fault(`broker started again (pid ${broker.pid() ?? '?'})`);
+        crawl.noteBrokerOutage(committed);
       }
     }
     const completed = await crawl.waitForCompletion(left());
