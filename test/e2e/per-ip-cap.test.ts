@@ -7,6 +7,7 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { SimWeb } from '../../services/simweb/index.ts';
@@ -17,7 +18,26 @@ import { pageRequests, resolveEntries, urlKey, pageKey } from '../support/crawl-
 const running = (c: ChildProcess): boolean => c.exitCode === null && c.signalCode === null;
 const bin = fileURLToPath(new URL('../../bin/meguri.js', import.meta.url));
 const CAP = 2;
-const HOSTS = 8;
+const HOSTS = 12;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Input partitions a service owns, from its /metrics (0 while it is not up yet). */
+async function assignedPartitions(port: number): Promise<number> {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const m = /^meguri_assigned_partitions(?:\{[^}]*\})? (\d+)/m.exec(text);
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
 
 /** Most requests in flight at once per server address (the listen IP a request arrived on). */
 function peakInFlightByIp(log: readonly AccessLogEntry[]): Map<string, number> {
@@ -71,11 +91,16 @@ describe('per-IP cap across fetcher processes', { timeout: 300_000 }, () => {
         dirs.push(dataDir);
         children.push(spawn(process.execPath, [bin, 'run', service, '--data', dataDir, ...extra], { env, stdio: ['ignore', 'ignore', 'inherit'] }));
       };
+      const fetcherPorts = [await freePort(), await freePort()];
       const ua = ['--user-agent', 'meguri/0.1 (+http://meguri.invalid/bot)'];
       start('scheduler', ['--min-interval', '0', ...ua]);
-      start('fetcher', ua);
-      start('fetcher', ua);
+      for (const port of fetcherPorts) start('fetcher', [...ua, '--http-port', String(port)]);
       start('parser');
+      // Let both fetchers own frontier partitions before the first request (each alone would cap
+      // only its own share); the cap is asserted whatever the group looks like.
+      const settleUntil = Date.now() + 60_000;
+      await new Promise((r) => setTimeout(r, 15_000));
+      while (Date.now() < settleUntil && !(await Promise.all(fetcherPorts.map(assignedPartitions))).every((n) => n >= 1)) await new Promise((r) => setTimeout(r, 500));
       const seeded = spawnSync(process.execPath, [bin, 'seed', '--kafka', brokers, '--topic-prefix', prefix, ...web.homeUrls()], { env, encoding: 'utf8' });
       assert.equal(seeded.status, 0, seeded.stderr);
 
