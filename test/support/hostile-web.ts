@@ -237,7 +237,9 @@ export class HostileWeb {
         '/sjis': (_r, s) => send(s, 200, 'OK', iconv.encode('<html><head><meta charset="Shift_JIS"><title>日本語のページ</title></head><body><a href="/after-sjis">次へ</a></body></html>', 'Shift_JIS'), { 'content-type': 'text/html' }),
         '/after-sjis': simple('after sjis'),
         '/huge-header': (_r, s) => s.end(head(200, 'OK', { 'content-type': 'text/html', 'x-junk': 'j'.repeat(200_000), 'content-length': 2 }) + 'ok'),
-        '/nul': (_r, s) => html(s, `<html><body>\u0000\u0000<a href="/after-nul">n\u0000ul</a>\u0000</body></html>`),
+        // A NUL in the first bytes marks binary content (the fetcher's sniffing); past them, stray
+        // NULs are noise the parser must survive.
+        '/nul': (_r, s) => html(s, `<html><body><p>${'plain text before the noise. '.repeat(80)}</p>\u0000\u0000<a href="/after-nul">n\u0000ul</a>\u0000</body></html>`),
         '/after-nul': simple('after nul'),
         '/deep': (_r, s) => html(s, `<html><body>${'<div>'.repeat(100_000)}<a href="/after-deep">deep</a></body></html>`),
         '/after-deep': simple('after deep'),
