@@ -103,7 +103,7 @@ export const schedulerOptionsSchema = z.strictObject({
     .number()
     .int()
     .min(1)
-    .default(32)
+    .default(256)
     .describe("A template's first this many URLs share a host's first queue round; later ones go to rounds that double in size, so no template starves the host's other pages."),
   trapProbePages: z
     .number()

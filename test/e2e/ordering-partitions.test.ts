@@ -65,7 +65,7 @@ function shuffled(n: number, seed: number): Uint32Array {
   return a;
 }
 
-describe('crawl ordering with 1 and 8 scheduler partitions', { timeout: 240_000 }, () => {
+describe('crawl ordering with 1 and 8 scheduler partitions', { timeout: 480_000 }, () => {
   const dirs: string[] = [];
   after(() => dirs.forEach(removeDir));
 

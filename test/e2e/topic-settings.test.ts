@@ -105,6 +105,8 @@ describe('topic settings for real clusters', { timeout: 180_000 }, () => {
     try {
       await t.ensureTopics([{ name: topic, partitions: 1 }]);
       await t.send([{ topic, key: 'plain', value: Buffer.from('1') }]);
+      // A transactional scope is claimed (InitProducerId) before its first commit, as a task's open does.
+      await t.fenceScope(`${topic}-tx`);
       await t.commitFor(`${topic}-group`, undefined as never, { transactional: true, scope: `${topic}-tx`, outputs: [{ topic, key: 'tx', value: Buffer.from('2') }], offsets: [] });
       assert.deepEqual(acks, [-1, -1]);
       // The commit marker is written just after the commit returns.
@@ -183,9 +185,11 @@ describe('topic settings for real clusters', { timeout: 180_000 }, () => {
       try {
         const reader = new KafkaTransport({ brokers });
         try {
+          // Until the pod has made it and its partitions have leaders, describing it may fail.
+          const described = (): ReturnType<typeof reader.describeTopic> => reader.describeTopic(`${prefix}pages`).catch(() => undefined);
           const deadline = Date.now() + 60_000;
-          while (!(await reader.describeTopic(`${prefix}pages`)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-          const pages = await reader.describeTopic(`${prefix}pages`);
+          while (!(await described()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+          const pages = await described();
           assert.ok(pages, `the pod created ${prefix}pages (output: ${out.slice(-2000)})`);
           assert.equal(pages.partitions.length, 2);
           assert.equal(pages.config['min.insync.replicas'], '1');

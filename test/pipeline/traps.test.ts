@@ -220,7 +220,8 @@ describe('trap bounds in the scheduler', { timeout: 120_000 }, () => {
 
 describe('per-site cap', { timeout: 120_000 }, () => {
   it('counts distinct pages; at the cap new URLs are skipped and revisits of known pages go on', async () => {
-    const h = await harness({ politeness: { maxPagesPerSite: 3 } });
+    // pageRetries 0: the reset below stays an error here (retries have a test of their own).
+    const h = await harness({ pageRetries: 0, politeness: { maxPagesPerSite: 3 } });
     try {
       await h.send([seed('http://c.test/')]);
       await h.fetchPages(1);
@@ -267,6 +268,32 @@ describe('per-site cap', { timeout: 120_000 }, () => {
       assert.equal(other!.url, 'http://other.test/');
       await h.quiet();
       assert.equal(h.progress().totals().siteCapSkipped, 2);
+    } finally {
+      await h.stop();
+    }
+  });
+});
+
+describe('page retries', { timeout: 120_000 }, () => {
+  it('asks again for a new page the server could not answer, after its Retry-After, then gives up', async () => {
+    const h = await harness({ pageRetries: 2 });
+    try {
+      await h.send([seed('http://r.test/')]);
+      const first = await h.nextPage();
+      await h.answer(first, { status: 429, result: 'client-error', retryAfterMs: 30_000 });
+      // Not before the Retry-After: the host waits, then the same URL is asked for again.
+      const second = await h.advanceToPage(1000);
+      assert.equal(second.url, first.url);
+      assert.ok(h.clock.now() - first.issuedAt >= 30_000, `asked again after ${h.clock.now() - first.issuedAt} ms`);
+      await h.answer(second, { status: 503, result: 'server-error' });
+      const third = await h.advanceToPage(1000);
+      assert.equal(third.url, first.url);
+      await h.answer(third, { status: 503, result: 'server-error' });
+      // Two retries spent: the page is an error now, and it was counted once, not three times.
+      await waitFor('given up', () => h.progress().totals().queued === 0 && h.progress().totals().errors === 1, 5000, 10);
+      assert.equal(h.progress().totals().pageRetries, 2);
+      assert.equal(h.progress().totals().pagesFetched, 1);
+      assert.equal(h.progress().totals().duplicateFetches, 0);
     } finally {
       await h.stop();
     }
