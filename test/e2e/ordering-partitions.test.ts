@@ -74,6 +74,9 @@ describe('crawl ordering with 1 and 8 scheduler partitions', { timeout: 480_000 
       seed: 23,
       hosts: 60,
       pagesPerHost: (h) => 30 + ((h * 17) % 31),
+      // Each host on an address of its own: with one shared address the per-IP cap (2 in flight)
+      // would decide which host goes next, and the test is about the hosts' own queues.
+      ips: Array.from({ length: 60 }, (_, i) => `127.0.1.${i + 1}`),
       // No crawl-delay, so every host runs at the loop's pace and only the order differs.
       robots: { crawlDelayShare: 0, disallowAllShare: 0 },
     });
