@@ -143,7 +143,7 @@ export class FaultCrawl {
       const partitions = String(options.partitions ?? 4);
       // Creating many topics at once on a fresh broker can meet a metadata race ("does not host this
       // topic-partition"); creating again only adds what is missing.
-      await crawl.cli('topics create', ['topics', 'create', '--kafka', options.brokers, '--topic-prefix', crawl.prefix, '--partitions', partitions], 3);
+      await crawl.cli('topics create', ['topics', 'create', '--kafka', options.brokers, '--topic-prefix', crawl.prefix, '--partitions', partitions, '--replication-factor', '1', '--min-insync-replicas', '1'], 3); // one broker
       const replicas = options.replicas ?? 2;
       for (const role of roles) for (let i = 1; i <= replicas; i++) await crawl.startProcess(role, `${role}-${i}`);
       if (options.verbose) crawl.progressTimer = setInterval(() => crawl.log(`fetched ${crawl.fetchedCount()} of ${crawl.expected.size}`), 5000);
