@@ -311,7 +311,7 @@ function checkPaperResult(name: string, prepared: ReturnType<typeof prepare>, ex
   }
 }
 
-const graphsDir = fileURLToPath(new URL('../../../shared/data/graphs/', import.meta.url));
+const graphsDir = fileURLToPath(new URL('../fixtures/graphs/', import.meta.url));
 
 describe('paper result: IPR-DL1 vs BF and BLC', () => {
   test('generated 10^5-node web-like graph', () => {

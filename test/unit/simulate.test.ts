@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { simulateCommand } from '../../services/ordering/cli.ts';
 
-const graphs = fileURLToPath(new URL('../../../shared/data/graphs/', import.meta.url));
+const graphs = fileURLToPath(new URL('../fixtures/graphs/', import.meta.url));
 
 test('meguri simulate --strategy all writes curves.csv, chart.svg and summary.json', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'simulate-'));
