@@ -14,7 +14,7 @@ import type { SchedulerOptionsInput, FetchBudget } from '../scheduler/service.ts
 import { fetcherService } from '../fetcher/service.ts';
 import type { FetcherServiceOptions } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';
-import { normalizeUrl, paramFilter } from '../parser/url.ts';
+import { normalizeUrl, paramFilter } from '../shared/url.ts';
 import { crawlCatalog } from '../../topology/catalog.ts';
 
 export interface CrawlOptions {

@@ -11,7 +11,7 @@ import { parserService } from '../parser/service.ts';
 import { parseCidr } from '../fetcher/address-policy.ts';
 import { createResolver } from '../fetcher/dns.ts';
 import { defaultUserAgent, fetchTimeouts } from '../fetcher/fetch.ts';
-import { paramFilter } from '../parser/url.ts';
+import { paramFilter } from '../shared/url.ts';
 import { chooseReplication } from './topics.ts';
 import type { Transport } from '../runtime/index.ts';
 import { crawlCatalog } from '../../topology/catalog.ts';

@@ -40,8 +40,8 @@ import { MAX_REDIRECT_HOPS } from '../../schemas/frontier.ts';
 import type { RedirectHop } from '../../schemas/frontier.ts';
 import { SCHEMA_VERSION } from '../../schemas/common.ts';
 import { extractPage, parseRobotsDirectives, type Extracted, type ExtractOptions } from './extract.ts';
-import { md5Hex, simhash } from './fingerprint.ts';
-import { hostOf, isDynamicUrl, normalizeUrl, siteOf } from './url.ts';
+import { md5Hex, simhash } from '../shared/fingerprint.ts';
+import { hostOf, isDynamicUrl, normalizeUrl, siteOf } from '../shared/url.ts';
 
 export interface RecordPointer {
   topic: string;

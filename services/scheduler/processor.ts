@@ -23,9 +23,9 @@ import { STATS_KEY, blcTieBreak, decodeOutLinks, emptyStats, encodeOutLinks, kno
 import { DEFAULT_REVISIT_OPTIONS, initialState as initialRevisit, update as updateRevisit, nextInterval as nextRevisitInterval, estimateInterval } from '../revisit/estimator.ts';
 import type { RevisitOptions } from '../revisit/estimator.ts';
 import { alphaFromScore, selectionProbability } from '../revisit/selection.ts';
-import { hammingDistance } from '../parser/fingerprint.ts';
-import { hostOf, paramFilter, siteOf, stripUrlParams } from '../parser/url.ts';
-import type { ParamFilter } from '../parser/url.ts';
+import { hammingDistance } from '../shared/fingerprint.ts';
+import { hostKey, paramFilter, siteOf, stripUrlParams } from '../shared/url.ts';
+import type { ParamFilter } from '../shared/url.ts';
 import { TemplateLedger, templateKey } from './templates.ts';
 import { SITE_PREFIX, SiteLedger } from './site-cap.ts';
 import type { ChangeRecord, RevisitRecord } from '../../schemas/index.ts';
@@ -54,16 +54,6 @@ export interface SchedulerExtras {
   readonly ipSlots?: IpSlots;
 }
 
-/**
- * The scheduler's unit of politeness and ownership: host[:port] of a URL, lower-case — the same
- * function the parser keys `links` records with, so a host's records always meet its state.
- * Topic URLs are validated absolute http(s) URLs; anything unusable fails loudly here.
- */
-export function hostKey(url: string): string {
-  const host = hostOf(url);
-  if (host === '') throw new TypeError(`not an absolute http(s) URL: ${url}`);
-  return host;
-}
 
 /** Fetch errors that say the host itself is unreachable, not just this page. */
 const HOST_DEAD_CODES: ReadonlySet<string> = new Set(['MEGURI_ERR_DNS', 'MEGURI_ERR_CONNECT', 'MEGURI_ERR_CONNECT_TIMEOUT', 'MEGURI_ERR_FORBIDDEN_ADDRESS']);

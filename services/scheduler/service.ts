@@ -35,7 +35,8 @@ export function schedulerService(input: SchedulerOptionsInput = {}, extras: Sche
   };
 }
 
-export { SchedulerProcessor, hostKey } from './processor.ts';
+export { SchedulerProcessor } from './processor.ts';
+export { hostKey } from '../shared/url.ts';
 export type { FetchBudget, SchedulerExtras } from './processor.ts';
 export { CrawlProgress } from './progress.ts';
 export { schedulerOptionsSchema } from './options.ts';

@@ -351,3 +351,14 @@ export function siteOf(host: string): string {
   siteCache.set(host, site);
   return site;
 }
+
+/**
+ * The scheduler's unit of politeness and ownership: host[:port] of a URL, lower-case — the same
+ * function the parser keys `links` records with, so a host's records always meet its state.
+ * Topic URLs are validated absolute http(s) URLs; anything unusable fails loudly here.
+ */
+export function hostKey(url: string): string {
+  const host = hostOf(url);
+  if (host === '') throw new TypeError(`not an absolute http(s) URL: ${url}`);
+  return host;
+}
