@@ -631,6 +631,11 @@ export class KafkaTransport implements Transport {
 /** Crashes without a kafkajs restart tolerated (each restarted by us) within the window before the service stops. */
 const MAX_CRASH_RESTARTS = 3;
 const CRASH_WINDOW_MS = 5 * 60_000;
+/**
+ * How long a member keeps trying to reach the cluster again after a crash or a rejoin while the
+ * brokers are unreachable (a broker restart, a rolling upgrade) before the service gives up.
+ */
+const BROKER_OUTAGE_BUDGET_MS = 5 * 60_000;
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 
@@ -738,7 +743,7 @@ class KafkaGroupMember implements GroupMember {
         this.current = new Map();
         this.memberId = undefined;
         await new Promise<void>((resolve) => this.chain(async () => (await this.loseAll(lost), resolve())));
-        if (!this.stopped) await this.run();
+        await this.runAgainWhenReachable(false);
       } catch (err) {
         this.options.onFatal?.(new FatalServiceError(`rejoining group ${this.groupId} failed: ${describeError(err)}`, { cause: err }));
       } finally {
@@ -757,14 +762,36 @@ class KafkaGroupMember implements GroupMember {
         this.current = new Map();
         this.memberId = undefined;
         await new Promise<void>((resolve) => this.chain(async () => (await this.loseAll(lost), resolve())));
-        await this.consumer.connect();
-        if (!this.stopped) await this.run();
+        await this.runAgainWhenReachable(true);
       } catch (err) {
         this.options.onFatal?.(new FatalServiceError(`restarting the consumer of group ${this.groupId} failed: ${describeError(err)}`, { cause: err }));
       } finally {
         this.rejoining = undefined;
       }
     })();
+  }
+
+  /**
+   * Connects (when asked) and runs the consumer again, waiting out a cluster that is unreachable for
+   * up to BROKER_OUTAGE_BUDGET_MS: kafkajs's own retries give up after about 15 s, shorter than a
+   * broker restart. Any other error, or an outage past the budget, is thrown.
+   */
+  private async runAgainWhenReachable(connect: boolean): Promise<void> {
+    const started = Date.now();
+    for (let attempt = 0; !this.stopped; attempt++) {
+      try {
+        if (connect) await this.consumer.connect();
+        await this.run();
+        return;
+      } catch (err) {
+        if (classifyError(err, 'open') !== 'transient' || Date.now() - started > BROKER_OUTAGE_BUDGET_MS) throw err;
+        const waitMs = Math.min(15_000, 1000 * 2 ** attempt);
+        this.logger.warn({ groupId: this.groupId, err: describeError(err), waitMs }, 'cluster unreachable; trying again');
+        await this.consumer.disconnect().catch(() => undefined);
+        connect = true;
+        await new Promise((resolve) => setTimeout(resolve, waitMs).unref());
+      }
+    }
   }
 
   async start(): Promise<void> {
