@@ -14,7 +14,9 @@
  *   differ from the one that runs in production;
  * - a processor that throws is rebuilt from the committed state and retried, then its batch is split
  *   and the record that keeps failing is dead-lettered (MEGURI_ERR_PROCESSING);
- * - a punctuation fires at most once per `advanceTime`, as a task's timer does when the clock jumps.
+ * - a punctuation fires at most once per `advanceTime`, as a task's timer does when the clock jumps;
+ * - outputs to a topic the service reads itself (the scheduler's `links`) come back to it as input,
+ *   right after the step that emitted them, when they land on the driver's partition.
  *
  * What it adds: every output is checked against its topic's schema in the catalog, so a record the
  * next service would dead-letter fails the test at the step that emitted it.
@@ -59,6 +61,11 @@ export interface TestDriverOptions {
   readonly batchAttempts?: number;
   /** Maximum record size per logical output topic (default: the catalog's `max.message.bytes`, else Kafka's default). */
   readonly maxMessageBytes?: Readonly<Record<string, number>>;
+  /**
+   * Outputs to a topic the service also reads, on the driver's partition, are fed back to it after
+   * each step until none are left, as the topic would deliver them (default true).
+   */
+  readonly loopback?: boolean;
   /** Check each output against its topic's schema (default true). */
   readonly validateOutputs?: boolean;
   readonly logger?: Logger;
@@ -113,6 +120,8 @@ class AttemptFailed extends Error {
 const DEFAULT_START_MS = Date.UTC(2026, 0, 1);
 /** Transient failures of one step before the driver gives up (the runtime retries them forever). */
 const MAX_TRANSIENT_RETRIES = 100;
+/** Rounds of outputs fed back to the service's own inputs in one step before the driver calls it a loop. */
+const MAX_LOOPBACK_ROUNDS = 1000;
 
 export class TestDriver<In, R extends TopicRecordMap = TopicRecordMap> {
   readonly clock: ManualClock;
@@ -138,6 +147,9 @@ export class TestDriver<In, R extends TopicRecordMap = TopicRecordMap> {
   /** Every committed output per logical topic, and how far `readOutput` has read. */
   private readonly captured = new Map<string, TestOutput<unknown>[]>();
   private readonly readPosition = new Map<string, number>();
+  private readonly loopPosition = new Map<string, number>();
+  /** The bytes each captured output was sent as (what a consumer of it reads). */
+  private readonly encoded = new WeakMap<TestOutput<unknown>, Buffer>();
   private closed = false;
   private busy = false;
   /** The processor's context: what a task gives it, bound to this driver. */
@@ -225,29 +237,54 @@ export class TestDriver<In, R extends TopicRecordMap = TopicRecordMap> {
     }
     const list = Array.isArray(records) ? (records as readonly TestInput<In>[]) : [records as TestInput<In>];
     if (list.length === 0) return;
-    const batch = list.map((r) => this.toLogRecord(topic, r));
     await this.step(async () => {
-      if (await this.attempts('batch', () => this.processRecords(batch, batch[batch.length - 1]!), this.batchAttempts)) return;
-      // The batch keeps failing: record by record, and the one that still fails is dead-lettered.
-      for (const record of batch) {
-        let lastError: unknown;
-        const ok = await this.attempts(
-          'record',
-          async () => {
-            try {
-              await this.processRecords([record], record);
-            } catch (err) {
-              lastError = err;
-              throw err;
-            }
-          },
-          2,
-        );
-        if (ok) continue;
-        this.emitter.deadLetter(this.pending, record, record.key, record.value, 'MEGURI_ERR_PROCESSING', `processor failed: ${describeError(lastError)}`);
-        await this.commit();
-      }
+      await this.runBatch(list.map((r) => this.toLogRecord(topic, r)));
+      await this.loopBack();
     });
+  }
+
+  /** One consumed batch: processed whole, or record by record when it keeps failing. */
+  private async runBatch(batch: readonly LogRecord[]): Promise<void> {
+    if (await this.attempts('batch', () => this.processRecords(batch, batch[batch.length - 1]!), this.batchAttempts)) return;
+    // The batch keeps failing: record by record, and the one that still fails is dead-lettered.
+    for (const record of batch) {
+      let lastError: unknown;
+      const ok = await this.attempts(
+        'record',
+        async () => {
+          try {
+            await this.processRecords([record], record);
+          } catch (err) {
+            lastError = err;
+            throw err;
+          }
+        },
+        2,
+      );
+      if (ok) continue;
+      this.emitter.deadLetter(this.pending, record, record.key, record.value, 'MEGURI_ERR_PROCESSING', `processor failed: ${describeError(lastError)}`);
+      await this.commit();
+    }
+  }
+
+  /** Feeds outputs to the service's own inputs back to it, one batch per topic and round. */
+  private async loopBack(): Promise<void> {
+    if (!(this.options.loopback ?? true)) return;
+    const topics = this.definition.inputs.filter((t) => this.definition.outputs.includes(t));
+    for (let round = 0; ; round++) {
+      let fed = false;
+      for (const topic of topics) {
+        const all = this.captured.get(topic) ?? [];
+        const from = this.loopPosition.get(topic) ?? 0;
+        this.loopPosition.set(topic, all.length);
+        const mine = all.slice(from).filter((o) => o.partition === this.partition);
+        if (mine.length === 0) continue;
+        if (round >= MAX_LOOPBACK_ROUNDS) throw new Error(`${this.definition.name} keeps feeding ${topic} back to itself (${round} rounds)`);
+        fed = true;
+        await this.runBatch(mine.map((o) => this.toLogRecord(topic, { key: o.key, value: this.encoded.get(o) ?? null, timestamp: o.timestamp, headers: o.headers })));
+      }
+      if (!fed) return;
+    }
   }
 
   /**
@@ -275,6 +312,7 @@ export class TestDriver<In, R extends TopicRecordMap = TopicRecordMap> {
         );
         if (!done) this.logger.error('punctuation keeps failing; skipped until its next run');
       }
+      await this.loopBack();
     });
   }
 
@@ -459,7 +497,11 @@ export class TestDriver<In, R extends TopicRecordMap = TopicRecordMap> {
   private async commit(): Promise<void> {
     const outputs = this.pending;
     this.pending = [];
-    const decoded = outputs.map((o) => this.decodeOutput(o));
+    const decoded = outputs.map((o) => {
+      const d = this.decodeOutput(o);
+      if (o.value !== null) this.encoded.set(d, o.value);
+      return d;
+    });
     const stores = this.stores;
     if (stores?.hasPending()) {
       await stores.db.batch([...stores.stores.values()].flatMap((s) => s.pendingOps()));

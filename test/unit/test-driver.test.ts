@@ -20,6 +20,7 @@ const countSchema = z.object({ word: z.string(), count: z.number().int().positiv
 const tickSchema = z.object({ at: z.number().int(), words: z.number().int() });
 type Word = z.infer<typeof wordSchema>;
 interface Records {
+  words: Word;
   counts: z.infer<typeof countSchema>;
   ticks: z.infer<typeof tickSchema>;
   [topic: string]: unknown;
@@ -74,6 +75,8 @@ class WordCounter implements Processor<Word, Records> {
       }
       if (this.b.poison?.has(word)) throw new Error(`cannot count ${word}`);
       if (word === this.b.strayWord) (ctx as unknown as ProcessorContext).emit('elsewhere', null, {});
+      // "echo:x" counts itself and sends x back through the words topic the service reads.
+      if (word.startsWith('echo:')) ctx.emit('words', word.slice(5), { word: word.slice(5) });
       if (word === this.b.badOutputWord) {
         ctx.emit('counts', word, { word, count: -1 });
         continue;
@@ -87,7 +90,7 @@ function service(b: Behaviour = {}): ServiceDefinition<Word, Records> {
   return {
     name: 'wordcount',
     inputs: ['words'],
-    outputs: ['counts', 'ticks'],
+    outputs: ['counts', 'ticks', 'words'],
     stores: [{ name: 'counts', changelog: true }],
     guarantee: 'exactly-once',
     createProcessor: () => new WordCounter(b),
@@ -217,6 +220,25 @@ describe('TestDriver', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('feeds outputs to a topic the service reads back to it, on its own partition, until none are left', async () => {
+    driver = await TestDriver.open(service(), { catalog: catalog(), partitions: 1 });
+    await driver.pipeInput('words', words('echo:echo:a'));
+    assert.deepEqual(driver.readOutput('counts').map((r) => r.key), ['echo:echo:a', 'echo:a', 'a']);
+    assert.deepEqual(driver.readOutput('words').map((r) => r.value.word), ['echo:a', 'a']);
+    await driver.close();
+    // With four partitions only the echoes that land on the driver's partition come back.
+    driver = await TestDriver.open(service(), { catalog: catalog(), partition: 1 });
+    const echoes = ['p', 'q', 'r', 's', 't', 'u', 'v', 'w'];
+    await driver.pipeInput('words', words(...echoes.map((w) => `echo:${w}`)));
+    const back = echoes.filter((w) => partitionForKey(w, 4) === 1);
+    assert.ok(back.length > 0 && back.length < echoes.length);
+    assert.deepEqual(driver.readOutput('counts').slice(echoes.length).map((r) => r.key), back);
+    await driver.close();
+    driver = await TestDriver.open(service(), { catalog: catalog(), partitions: 1, loopback: false });
+    await driver.pipeInput('words', words('echo:a'));
+    assert.equal(driver.readOutput('counts').length, 1);
   });
 
   it('removes its own directory on close; store views are copies; one step at a time', async () => {
