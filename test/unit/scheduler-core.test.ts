@@ -8,15 +8,18 @@ import assert from 'node:assert/strict';
 import { openSchedulerDriver, seed, link, T0 } from '../support/scheduler-driver.ts';
 import type { SchedulerDriver } from '../support/scheduler-driver.ts';
 import type { SchedulerOptionsInput } from '../../services/scheduler/service.ts';
+import type { HostState } from '../../services/scheduler/state.ts';
 
 describe('scheduler on the test driver: the closed loop per host', () => {
   let h: SchedulerDriver;
+  let expectedDeadLetters: string[] = [];
   // k × download time off: these tests check the fixed interval.
   const open = async (options: SchedulerOptionsInput): Promise<void> => {
     h = await openSchedulerDriver({ politeness: { kFactor: 0 }, ...options });
   };
   afterEach(async () => {
-    await h.stop();
+    await h.stop(expectedDeadLetters);
+    expectedDeadLetters = [];
   });
 
   it('fetches robots.txt first, keeps one request in flight per host, waits the interval, skips disallowed URLs', async () => {
@@ -33,12 +36,16 @@ describe('scheduler on the test driver: the closed loop per host', () => {
     const [home] = h.nextRequests(1);
     assert.equal(home!.url, 'http://a.test/');
     assert.equal(home!.depth, 0);
+    // The host's state says which request is out (what a restarted scheduler would wait for).
+    const hosts = h.driver.store<HostState>('hosts');
+    assert.equal((await hosts.get('a.test'))!.inflight?.requestId, home!.requestId);
     const fromHome = (url: string) => link(url, 'http://a.test/', { depth: 1 });
     await h.send([fromHome('http://a.test/private/x'), fromHome('http://a.test/b'), fromHome('http://a.test/c')]);
     await h.advance(5000);
     h.assertNoRequest(); // one request in flight per host, however long it takes
     await h.answer(home!, { serverIp: '127.0.0.9', md5: undefined });
     h.assertNoRequest();
+    assert.equal((await hosts.get('a.test'))!.inflight, undefined);
     await h.advance(999);
     h.assertNoRequest();
     // Due now; the dispatcher runs every 10 ms of clock time.
@@ -85,6 +92,18 @@ describe('scheduler on the test driver: the closed loop per host', () => {
     assert.equal(h.progress.totals().inflight, 0);
     await h.advance(86_400_000);
     h.assertNoRequest();
+  });
+
+  it('dead-letters a links record that breaks its schema and goes on with the rest of the batch', async () => {
+    await open({ minIntervalMs: 0 });
+    const broken = { ...seed('http://d.test/'), url: 'not a url' };
+    await h.driver.pipeInput('links', [{ key: 'd.test', value: broken }, { key: 'd.test', value: seed('http://d.test/') }]);
+    assert.equal(h.next().url, 'http://d.test/robots.txt');
+    const [dead] = h.driver.deadLetters();
+    assert.equal(dead!.code, 'MEGURI_ERR_SCHEMA');
+    assert.equal(dead!.origin.topic, 'links');
+    assert.match(dead!.value, /not a url/);
+    expectedDeadLetters = ['MEGURI_ERR_SCHEMA'];
   });
 
   it('does not follow links beyond the depth limit', async () => {
