@@ -18,6 +18,10 @@
  * - outputs to a topic the service reads itself (the scheduler's `links`) come back to it as input,
  *   right after the step that emitted them, when they land on the driver's partition.
  *
+ * A concurrent service (the fetcher, the parser) runs its RecordProcessor on each record in turn:
+ * one of the orders its concurrent task may produce, with the same dead letter for a failed record.
+ * Such a processor must not wait on the manual clock, which only `advanceTime` moves.
+ *
  * What it adds: every output is checked against its topic's schema in the catalog, so a record the
  * next service would dead-letter fails the test at the step that emitted it.
  */
@@ -37,7 +41,7 @@ import type { Logger } from './logger.ts';
 import { silentLogger } from './logger.ts';
 import { ServiceMetrics } from './metrics.ts';
 import { partitionForKey } from './partitioner.ts';
-import type { Cancellable, EmitOptions, InputRecord, Processor, ProcessorContext, ServiceDefinition, TopicRecordMap } from './processor.ts';
+import type { Cancellable, EmitOptions, InputRecord, Processor, ProcessorContext, RecordContext, RecordProcessor, ServiceDefinition, TopicRecordMap } from './processor.ts';
 import type { KeyValueStore, RangeQuery } from './store.ts';
 import { TaskStores } from './store.ts';
 import type { LogRecord, OutRecord } from './transport.ts';
@@ -139,6 +143,7 @@ export class TestDriver<In, R extends TopicRecordMap = TopicRecordMap> {
   private readonly validateOutputs: boolean;
   private stores: TaskStores | undefined;
   private processor: Processor<In> | undefined;
+  private recordProcessor: RecordProcessor<In> | undefined;
   private punctuators: Punctuator[] = [];
   private punctuatorCount = 0;
   private pending: OutRecord[] = [];
@@ -160,8 +165,8 @@ export class TestDriver<In, R extends TopicRecordMap = TopicRecordMap> {
     private readonly options: TestDriverOptions,
   ) {
     this.definition = definition as unknown as ServiceDefinition<In>;
-    if (!this.definition.createProcessor) {
-      throw new ServiceDefinitionError('MEGURI_ERR_NO_PROCESSOR', `${definition.name}: the test driver runs batch processors (createProcessor); test a concurrent service's RecordProcessor directly`);
+    if (!this.definition.createProcessor && !this.definition.concurrent) {
+      throw new ServiceDefinitionError('MEGURI_ERR_NO_PROCESSOR', `${definition.name} defines neither createProcessor nor concurrent`);
     }
     this.clock = options.clock ?? new ManualClock(options.startMs ?? DEFAULT_START_MS);
     this.partition = options.partition ?? 0;
@@ -238,9 +243,44 @@ export class TestDriver<In, R extends TopicRecordMap = TopicRecordMap> {
     const list = Array.isArray(records) ? (records as readonly TestInput<In>[]) : [records as TestInput<In>];
     if (list.length === 0) return;
     await this.step(async () => {
-      await this.runBatch(list.map((r) => this.toLogRecord(topic, r)));
+      const batch = list.map((r) => this.toLogRecord(topic, r));
+      if (this.recordProcessor) await this.runRecords(batch);
+      else await this.runBatch(batch);
       await this.loopBack();
     });
+  }
+
+  /**
+   * A concurrent service's records, one after another (one of the orders the runtime's concurrent
+   * task may produce). As there, each record's outputs go out together, and a record whose
+   * processing fails is dead-lettered without a retry.
+   */
+  private async runRecords(batch: readonly LogRecord[]): Promise<void> {
+    const schema = this.options.catalog.schema(batch[0]!.topic);
+    for (const record of batch) {
+      const v = validateInput<In>(schema, record);
+      if (!v.ok) {
+        this.emitter.deadLetter(this.pending, record, record.key, record.value, v.code, v.reason);
+        await this.commit();
+        continue;
+      }
+      const buffer: OutRecord[] = [];
+      const ctx: RecordContext = {
+        service: this.definition.name,
+        partition: this.partition,
+        logger: this.logger,
+        now: () => this.clock.now(),
+        emit: (topic, key, value, emitOptions = {}) => this.emitter.emit(buffer, topic, key, value, emitOptions, record),
+      };
+      try {
+        await this.recordProcessor!.processRecord(v.input, ctx);
+        this.pending = buffer;
+      } catch (err) {
+        this.failures.push({ stage: 'record', error: err });
+        this.emitter.deadLetter(this.pending, record, record.key, record.value, 'MEGURI_ERR_PROCESSING', `processor failed: ${describeError(err)}`);
+      }
+      await this.commit();
+    }
   }
 
   /** One consumed batch: processed whole, or record by record when it keeps failing. */
@@ -349,7 +389,8 @@ export class TestDriver<In, R extends TopicRecordMap = TopicRecordMap> {
   /** The committed state of a declared store. */
   store<V>(name: string): TestStore<V> {
     const live = (): KeyValueStore<V> => {
-      if (!this.stores) throw new Error('the driver is closed');
+      if (this.closed) throw new Error('the test driver is closed');
+      if (!this.stores) throw new ServiceDefinitionError('MEGURI_ERR_NO_STORE', `${this.definition.name} declares no stores`);
       return this.stores.store<V>(name);
     };
     live();
@@ -397,12 +438,16 @@ export class TestDriver<In, R extends TopicRecordMap = TopicRecordMap> {
 
   private async start(): Promise<void> {
     const names = (this.definition.stores ?? []).map((s) => s.name);
-    this.stores = await TaskStores.open(this.dataDir, this.groupId, this.partition, names);
+    if (names.length > 0) this.stores = await TaskStores.open(this.dataDir, this.groupId, this.partition, names);
     await this.startProcessor();
   }
 
   private async startProcessor(): Promise<void> {
     this.punctuators = [];
+    if (this.definition.concurrent) {
+      this.recordProcessor = this.definition.concurrent.createRecordProcessor(this.partition);
+      return;
+    }
     this.processor = this.definition.createProcessor!(this.partition);
     this.origin = undefined;
     await this.processor.init?.(this.context);
@@ -414,8 +459,11 @@ export class TestDriver<In, R extends TopicRecordMap = TopicRecordMap> {
     for (const p of this.punctuators) p.cancelled = true;
     this.punctuators = [];
     const processor = this.processor;
+    const recordProcessor = this.recordProcessor;
     this.processor = undefined;
+    this.recordProcessor = undefined;
     await processor?.close?.(this.context);
+    await recordProcessor?.close?.();
   }
 
   private toLogRecord(topic: string, input: TestInput<In>): LogRecord {

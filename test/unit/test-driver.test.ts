@@ -241,6 +241,30 @@ describe('TestDriver', () => {
     assert.equal(driver.readOutput('counts').length, 1);
   });
 
+  it("runs a concurrent service record by record: each record's outputs together, a failing record dead-lettered", async () => {
+    const lengths: ServiceDefinition<Word, Records> = {
+      name: 'lengths',
+      inputs: ['words'],
+      outputs: ['counts'],
+      guarantee: 'at-least-once',
+      concurrent: {
+        maxInFlight: 4,
+        createRecordProcessor: () => ({
+          processRecord: async (record, ctx) => {
+            ctx.emit('counts', record.value.word, { word: record.value.word, count: record.value.word.length });
+            if (record.value.word === 'boom') throw new Error('exploded');
+            ctx.emit('counts', record.value.word, { word: record.value.word, count: 1 });
+          },
+        }),
+      },
+    };
+    driver = await TestDriver.open(lengths, { catalog: catalog() });
+    await driver.pipeInput('words', [...words('abc', 'boom', 'de'), { key: 'bad', value: Buffer.from('[]') }]);
+    assert.deepEqual(driver.readOutput('counts').map((r) => [r.key, r.value.count]), [['abc', 3], ['abc', 1], ['de', 2], ['de', 1]], 'nothing of the failed record');
+    assert.deepEqual(driver.deadLetters().map((d) => [d.key, d.code]), [['boom', 'MEGURI_ERR_PROCESSING'], ['bad', 'MEGURI_ERR_SCHEMA']]);
+    assert.throws(() => driver!.store('counts'), /declares no stores/);
+  });
+
   it('removes its own directory on close; store views are copies; one step at a time', async () => {
     driver = await TestDriver.open(service(), { catalog: catalog() });
     const dir = driver.dataDir;
