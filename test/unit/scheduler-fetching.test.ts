@@ -1,0 +1,525 @@
+/**
+ * What the scheduler fetches and when, on the runtime's TestDriver (no transport, no sleeps; see
+ * docs/architecture.md, "Logic tests on the TestDriver"): the closed loop per host (robots.txt first,
+ * one request in flight, the interval, disallowed URLs never emitted, the depth limit, lost requests
+ * re-issued a bounded number of times, malformed input dead-lettered); redirects as discoveries and
+ * the per-IP cap; trap bounds, seed 002's query restriction, the per-site cap and page retries; and
+ * the stored forms those rely on. The scheduler end to end on both transports is
+ * test/pipeline/scheduler.test.ts.
+ *
+ * Two files (this and scheduler-ordering) rather than one per concern: each test file is a process
+ * that loads the whole module graph first, which costs more than the tests themselves.
+ */
+import { describe, it, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { openSchedulerDriver, seed, link, T0 } from '../support/scheduler-driver.ts';
+import type { SchedulerDriver } from '../support/scheduler-driver.ts';
+import { hostKey } from '../../services/scheduler/service.ts';
+import type { SchedulerOptionsInput } from '../../services/scheduler/service.ts';
+import type { HostState } from '../../services/scheduler/state.ts';
+import type { DiscoveredLink, FrontierRecord, OutcomeLink, RedirectHop } from '../../schemas/index.ts';
+import { countRedirectOutcome, ipBelongsToHost, pastHopLimit, queueScore, REDIRECT_QUEUE_BOOST } from '../../services/scheduler/redirects.ts';
+import { ReadyHeap } from '../../services/scheduler/ready-heap.ts';
+import { blcTieBreak, decodeOutLinks, encodeOutLinks, md5Of, packMd5, packRevisit, queueKey, revisitKey, revisitKeyUrl, revisitOf, roundScore } from '../../services/scheduler/state.ts';
+
+describe('scheduler on the test driver: the closed loop per host', () => {
+  let h: SchedulerDriver;
+  let expectedDeadLetters: string[] = [];
+  // k × download time off: these tests check the fixed interval.
+  const open = async (options: SchedulerOptionsInput): Promise<void> => {
+    h = await openSchedulerDriver({ politeness: { kFactor: 0 }, ...options });
+  };
+  afterEach(async () => {
+    await h.stop(expectedDeadLetters);
+    expectedDeadLetters = [];
+  });
+
+  it('fetches robots.txt first, keeps one request in flight per host, waits the interval, skips disallowed URLs', async () => {
+    await open({ minIntervalMs: 1000 });
+    await h.send(seed('http://a.test/'));
+    const [robots] = h.nextRequests(1);
+    assert.equal(robots!.url, 'http://a.test/robots.txt');
+    assert.equal(robots!.reason, 'robots');
+    await h.send(h.outcome(robots!, { status: 200, result: 'ok', robots: { status: 200, body: 'User-agent: *\nDisallow: /private\n' } }));
+    h.assertNoRequest();
+    await h.advance(990);
+    h.assertNoRequest();
+    await h.advance(10);
+    const [home] = h.nextRequests(1);
+    assert.equal(home!.url, 'http://a.test/');
+    assert.equal(home!.depth, 0);
+    // The host's state says which request is out (what a restarted scheduler would wait for).
+    const hosts = h.driver.store<HostState>('hosts');
+    assert.equal((await hosts.get('a.test'))!.inflight?.requestId, home!.requestId);
+    const fromHome = (url: string) => link(url, 'http://a.test/', { depth: 1 });
+    await h.send([fromHome('http://a.test/private/x'), fromHome('http://a.test/b'), fromHome('http://a.test/c')]);
+    await h.advance(5000);
+    h.assertNoRequest(); // one request in flight per host, however long it takes
+    await h.answer(home!, { serverIp: '127.0.0.9', md5: undefined });
+    h.assertNoRequest();
+    assert.equal((await hosts.get('a.test'))!.inflight, undefined);
+    await h.advance(999);
+    h.assertNoRequest();
+    // Due now; the dispatcher runs every 10 ms of clock time.
+    await h.advance(11);
+    const [second] = h.nextRequests(1);
+    assert.ok(['http://a.test/b', 'http://a.test/c'].includes(second!.url), 'the disallowed URL is skipped');
+    assert.equal(second!.ip, '127.0.0.9');
+    assert.equal(second!.depth, 1);
+    const keys = h.driver.allOutput('frontier').map((r) => r.key);
+    assert.deepEqual(keys, ['a.test', 'a.test', '127.0.0.9'], 'keyed by host until the IP is known, then by IP');
+    assert.equal(h.progress.totals().robotsDisallowedSkipped, 1);
+    // The third URL after the next answer and interval; the disallowed one never.
+    await h.answer(second!, { serverIp: '127.0.0.9' });
+    await h.advance(1010);
+    const [third] = h.nextRequests(1);
+    assert.deepEqual([second!.url, third!.url].sort(), ['http://a.test/b', 'http://a.test/c']);
+    await h.answer(third!, { serverIp: '127.0.0.9' });
+    await h.advance(86_400_000);
+    h.assertNoRequest();
+    assert.ok(!h.driver.allOutput('frontier').some((r) => r.value.url.includes('/private')));
+  });
+
+  it('re-issues a request whose outcome never comes, then gives the URL up', async () => {
+    await open({ minIntervalMs: 0, requestTimeoutMs: 5000, maxAttempts: 2 });
+    await h.send(seed('http://b.test/x'));
+    const [robots] = h.nextRequests(1);
+    await h.answer(robots!);
+    const [first] = h.nextRequests(1);
+    assert.equal(first!.attempt, 1);
+    await h.advance(4990);
+    h.assertNoRequest();
+    await h.advance(11);
+    const [retry] = h.nextRequests(1);
+    assert.equal(retry!.url, 'http://b.test/x');
+    assert.equal(retry!.attempt, 2);
+    assert.notEqual(retry!.requestId, first!.requestId);
+    // The late answer to the first attempt is ignored: the host stays busy with the retry.
+    await h.answer(first!);
+    assert.equal(h.progress.totals().pagesFetched, 0);
+    assert.equal(h.progress.totals().inflight, 1);
+    await h.advance(5001);
+    assert.equal(h.progress.totals().lost, 1);
+    h.assertNoRequest();
+    assert.equal(h.progress.totals().inflight, 0);
+    await h.advance(86_400_000);
+    h.assertNoRequest();
+  });
+
+  it('dead-letters a links record that breaks its schema and goes on with the rest of the batch', async () => {
+    await open({ minIntervalMs: 0 });
+    const broken = { ...seed('http://d.test/'), url: 'not a url' };
+    await h.driver.pipeInput('links', [{ key: 'd.test', value: broken }, { key: 'd.test', value: seed('http://d.test/') }]);
+    assert.equal(h.next().url, 'http://d.test/robots.txt');
+    const [dead] = h.driver.deadLetters();
+    assert.equal(dead!.code, 'MEGURI_ERR_SCHEMA');
+    assert.equal(dead!.origin.topic, 'links');
+    assert.match(dead!.value, /not a url/);
+    expectedDeadLetters = ['MEGURI_ERR_SCHEMA'];
+  });
+
+  it('does not follow links beyond the depth limit', async () => {
+    await open({ minIntervalMs: 0, maxDepth: 1 });
+    await h.send(seed('http://c.test/'));
+    await h.answer(h.next()); // robots.txt
+    const home = h.next();
+    await h.send(link('http://c.test/deep', 'http://c.test/x', { depth: 2 }));
+    await h.send(link('http://c.test/shallow', 'http://c.test/', { depth: 1 }));
+    assert.equal(h.progress.totals().depthSkipped, 1);
+    await h.answer(home);
+    await h.advance(10);
+    assert.deepEqual(h.requests().map((r) => r.url), ['http://c.test/shallow']);
+    assert.equal(T0 <= h.clock.now(), true);
+  });
+});
+
+describe('scheduler on the test driver: redirects as discoveries', () => {
+  let h: SchedulerDriver;
+  const open = async (extra: SchedulerOptionsInput = {}): Promise<void> => {
+    h = await openSchedulerDriver({ minIntervalMs: 1000, politeness: { kFactor: 0 }, ...extra });
+  };
+  afterEach(async () => {
+    await h.stop();
+  });
+
+  const answer = (req: FrontierRecord, extra: Partial<OutcomeLink> = {}): OutcomeLink => h.outcome(req, { fetch: { totalMs: 5, bytes: 10_000 }, md5: undefined, ...extra });
+
+  function redirectOf(req: FrontierRecord, target: string, status = 301): { outcome: OutcomeLink; link: DiscoveredLink } {
+    const chain: RedirectHop[] = [...(req.redirects ?? []), { url: req.url, status }];
+    return {
+      outcome: answer(req, { status, result: 'redirect', location: target, outDegree: 1, outLinks: [target] }),
+      link: link(target, req.url, { depth: req.depth, contribution: req.score + 1, sameSite: hostKey(target) === hostKey(req.url), redirect: chain, foundAt: h.clock.now() }),
+    };
+  }
+
+  /** robots.txt answered with `body`, then the host's next page request (after the 1 s interval). */
+  async function robotsThenPage(robotsReq: FrontierRecord, body: string): Promise<FrontierRecord> {
+    assert.equal(robotsReq.reason, 'robots');
+    await h.send(answer(robotsReq, { robots: { status: 200, body } }));
+    h.assertNoRequest();
+    await h.advance(1000);
+    const [page] = h.nextRequests(1);
+    return page!;
+  }
+
+  it('queues a same-host target first, checks it against robots.txt, and sends the chain with it', async () => {
+    await open();
+    await h.send(seed('http://a.test/'));
+    const home = await robotsThenPage(h.next(), 'User-agent: *\nDisallow: /private\n');
+    assert.equal(home.url, 'http://a.test/');
+    // A link with a much higher score waits in the queue; the redirect target still goes first.
+    await h.send(link('http://a.test/popular', 'http://x.test/', { contribution: 50 }));
+    const r1 = redirectOf(home, 'http://a.test/moved');
+    await h.send([r1.link, r1.outcome]);
+    h.assertNoRequest();
+    await h.advance(1000);
+    const [moved] = h.nextRequests(1);
+    assert.equal(moved!.url, 'http://a.test/moved');
+    assert.equal(moved!.reason, 'redirect');
+    assert.equal(moved!.depth, 0, 'same depth as the source');
+    assert.deepEqual(moved!.redirects, [{ url: 'http://a.test/', status: 301 }]);
+
+    // The next hop points into a Disallowed path: never requested.
+    const r2 = redirectOf(moved!, 'http://a.test/private/secret', 302);
+    await h.send([r2.link, r2.outcome]);
+    h.assertNoRequest();
+    await h.advance(1000);
+    const [next] = h.nextRequests(1);
+    assert.equal(next!.url, 'http://a.test/popular');
+    assert.equal(next!.reason, 'new');
+    assert.equal(h.progress.totals().robotsDisallowedSkipped, 1);
+    await h.send(answer(next!));
+    h.assertNoRequest();
+    await h.advance(1000);
+    h.assertNoRequest();
+    const urls = h.events('frontier').map((r) => r.url);
+    assert.ok(!urls.includes('http://a.test/private/secret'));
+  });
+
+  it('sends a cross-host target to its host: robots.txt first; known targets and loops are not fetched again; the hop limit holds', async () => {
+    await open();
+    await h.send(seed('http://a.test/'));
+    const home = await robotsThenPage(h.next(), 'User-agent: *\nAllow: /\n');
+    const r1 = redirectOf(home, 'http://b.test/landing');
+    await h.send([r1.link, r1.outcome]);
+    const [bRobots] = h.nextRequests(1);
+    assert.equal(bRobots!.url, 'http://b.test/robots.txt', "the target host's robots.txt is fetched before the target");
+    const landing = await robotsThenPage(bRobots!, 'User-agent: *\nAllow: /\n');
+    assert.equal(landing.url, 'http://b.test/landing');
+    assert.equal(landing.reason, 'redirect');
+
+    // b.test/landing redirects back to a.test/ (a loop): a.test/ is known and not fetched again.
+    const back = redirectOf(landing, 'http://a.test/');
+    await h.send([back.link, back.outcome]);
+    h.assertNoRequest();
+    await h.advance(5000);
+    h.assertNoRequest();
+
+    // A chain past the hop limit ends in the fetcher (MEGURI_ERR_REDIRECT_LIMIT, no link): counted.
+    await h.send(seed('http://c.test/', h.clock.now()));
+    const cPage = await robotsThenPage(h.next(), '');
+    await h.send(answer(cPage, { status: 302, result: 'error', errorCode: 'MEGURI_ERR_REDIRECT_LIMIT' }));
+    assert.equal(h.progress.totals().redirectLimitReached ?? 0, 1);
+    assert.equal(h.progress.totals().redirectTargetsQueued, 1);
+    assert.equal(h.progress.totals().redirects, 3, 'every 3xx of a page request is a hop');
+  });
+
+  it("a robots.txt redirected to another host does not give the origin host the target's IP", async () => {
+    await open();
+    await h.send(seed('http://a.test/'));
+    const robots = h.next();
+    await h.send(answer(robots, { finalUrl: 'http://cdn.test/robots.txt', serverIp: '10.0.0.2', robots: { status: 200, body: '' } }));
+    h.assertNoRequest();
+    await h.advance(1000);
+    const [home] = h.nextRequests(1);
+    assert.equal(home!.ip, undefined);
+    assert.deepEqual(h.driver.allOutput('frontier').map((r) => r.key), ['a.test', 'a.test']);
+    await h.send(answer(home!, { serverIp: '10.0.0.1' }));
+    await h.send(link('http://a.test/next', 'http://a.test/'));
+    h.assertNoRequest();
+    await h.advance(1000);
+    const [next] = h.nextRequests(1);
+    assert.equal(next!.ip, '10.0.0.1');
+  });
+});
+
+describe('scheduler on the test driver: one per-IP cap', () => {
+  it('learns each host address first, then keeps at most maxPerIp requests in flight per IP across its hosts', async () => {
+    const h = await openSchedulerDriver({ minIntervalMs: 0, learnAddressFirst: true, politeness: { kFactor: 0, maxPerIp: 2, ipBusyRetryMs: 60_000 } });
+    const answer = (req: FrontierRecord, extra: Partial<OutcomeLink> = {}): OutcomeLink => h.outcome(req, { fetch: { totalMs: 5, bytes: 10_000 }, md5: undefined, ...extra });
+    const hosts = ['a', 'b', 'c', 'd'].map((x) => `http://${x}.test/`);
+    await h.send(hosts.map((url) => seed(url)));
+    const asks = h.nextRequests(4);
+    assert.deepEqual(asks.map((r) => r.reason), ['address', 'address', 'address', 'address'], 'nothing is asked of a server before its address is known');
+    // All four hosts live on one address.
+    await h.send(asks.map((r) => answer(r, { status: 0, result: 'address', serverIp: '10.0.0.7', fetch: { totalMs: 0, bytes: 0 } })));
+    const first = h.nextRequests(2);
+    assert.ok(first.every((r) => r.reason === 'robots' && r.ip === '10.0.0.7'));
+    await h.advance(1000);
+    h.assertNoRequest(); // the other two hosts wait for a slot of 10.0.0.7
+    // One answer frees one slot: exactly one more request, at once (no ipBusyRetryMs wait).
+    await h.send(answer(first[0]!, { robots: { status: 404 }, status: 404, result: 'client-error', serverIp: '10.0.0.7' }));
+    const [third] = h.nextRequests(1);
+    assert.equal(third!.ip, '10.0.0.7');
+    await h.advance(1000);
+    h.assertNoRequest(); // still two in flight
+    const keys = h.driver.allOutput('frontier').map((r) => r.key);
+    assert.ok(keys.slice(4).every((k) => k === '10.0.0.7'), 'every request to the server is keyed by its IP');
+    await h.stop();
+  });
+});
+
+describe('redirect rules', () => {
+  it('queue redirect targets ahead of any linked URL of their host', () => {
+    assert.ok(queueKey('h', queueScore(0, [{ url: 'http://h/', status: 301 }]), 9) < queueKey('h', 1e6, 1));
+    assert.equal(queueScore(3, undefined), 3);
+    assert.equal(queueScore(3, []), REDIRECT_QUEUE_BOOST + 3);
+  });
+
+  it('limit a chain to five hops', () => {
+    const hops = (n: number): RedirectHop[] => Array.from({ length: n }, (_, i) => ({ url: `http://h/${i}`, status: 301 }));
+    assert.equal(pastHopLimit(hops(5)), false);
+    assert.equal(pastHopLimit(hops(6)), true);
+    const counters = {};
+    countRedirectOutcome(counters, { status: 301, result: 'redirect' });
+    countRedirectOutcome(counters, { status: 304, result: 'not-modified' });
+    countRedirectOutcome(counters, { status: 302, result: 'error', errorCode: 'MEGURI_ERR_REDIRECT_LIMIT' });
+    assert.deepEqual(counters, { redirects: 2, redirectLimitReached: 1 });
+  });
+
+  it('take a server IP only from an answer for the host itself', () => {
+    assert.equal(ipBelongsToHost('a.test', { url: 'http://a.test/robots.txt', serverIp: '10.0.0.1' }), true);
+    assert.equal(ipBelongsToHost('a.test', { url: 'http://a.test/robots.txt', finalUrl: 'http://b.test/robots.txt', serverIp: '10.0.0.2' }), false);
+    assert.equal(ipBelongsToHost('a.test:8080', { url: 'http://a.test:8080/', finalUrl: 'http://a.test:8080/', serverIp: '10.0.0.1' }), true);
+    assert.equal(ipBelongsToHost('a.test', { url: 'http://a.test/' }), false);
+  });
+});
+
+function trapDriver(options: SchedulerOptionsInput): Promise<SchedulerDriver> {
+  return openSchedulerDriver({ revisitSweepMs: 1000, minIntervalMs: 0, requestTimeoutMs: 365 * 86_400_000, ...options, politeness: { kFactor: 0, suspendEnabled: false, ...options.politeness } });
+}
+
+const trapLink = (url: string, contribution = 0.5): DiscoveredLink => link(url, 'http://t.test/', { contribution });
+
+/** No request waits, and none comes at the next dispatch either. */
+async function quiet(h: SchedulerDriver): Promise<void> {
+  h.assertNoRequest();
+  await h.advance(10);
+  h.assertNoRequest();
+}
+
+describe('scheduler on the test driver: trap bounds', () => {
+  it('removes session parameters from incoming links, so fresh session ids are one URL', async () => {
+    const h = await trapDriver({});
+    await h.send(seed('http://t.test/'));
+    await h.fetchPages(1);
+    await h.send(Array.from({ length: 20 }, (_, i) => trapLink(`http://t.test/page?sid=${i}&utm_source=mail`)));
+    await h.send([trapLink('http://t.test/cart;jsessionid=ABC'), trapLink('http://t.test/cart;jsessionid=DEF')]);
+    const pages = await h.fetchPages(2);
+    assert.deepEqual(pages.map((p) => p.url).sort(), ['http://t.test/cart', 'http://t.test/page']);
+    await quiet(h);
+    assert.equal(h.progress.totals().urlsKnown, 3);
+    await h.stop();
+  });
+
+  it('a custom stripParams list decides identity in the scheduler', async () => {
+    const h = await trapDriver({ stripParams: ['ref'] });
+    await h.send(seed('http://t.test/'));
+    await h.fetchPages(1);
+    await h.send([trapLink('http://t.test/a?ref=1'), trapLink('http://t.test/a?ref=2'), trapLink('http://t.test/b?sid=1')]);
+    const pages = await h.fetchPages(2);
+    assert.deepEqual(pages.map((p) => p.url).sort(), ['http://t.test/a', 'http://t.test/b?sid=1']);
+    await quiet(h);
+    await h.stop();
+  });
+
+  it('gives each URL template a budget of new URLs, kept across a restart, and fetches the other pages of the host first', async () => {
+    const h = await trapDriver({ maxUrlsPerTemplate: 10, templateRoundSize: 2 });
+    await h.send(seed('http://t.test/'));
+    await h.fetchPages(1);
+    // 30 trap links with a random path token, scored far above the one normal page.
+    const trap = Array.from({ length: 30 }, (_, i) => trapLink(`http://t.test/s/${(0x1f3a5c00 + i * 7919).toString(16)}x${i}/page`, 5));
+    await h.send([...trap, trapLink('http://t.test/about', 0.01)]);
+    assert.equal(h.progress.totals().templateSkipped, 20);
+    assert.equal(h.progress.totals().queued + h.progress.totals().inflight, 11);
+    const pages = await h.fetchPages(11);
+    const urls = pages.map((p) => p.url);
+    // Round 0 holds two trap URLs and the normal page; by score the trap URLs go first.
+    assert.equal(urls.indexOf('http://t.test/about'), 2, `the normal page is the third request: ${urls.join(' ')}`);
+    assert.equal(urls.filter((u) => u.includes('/s/')).length, 10);
+    await quiet(h);
+    await h.driver.restart();
+    await h.send([trapLink('http://t.test/s/99aa88bb77cc/page'), trapLink('http://t.test/contact')]);
+    const [after] = await h.fetchPages(1);
+    assert.equal(after!.url, 'http://t.test/contact', 'the budget survived the restart');
+    await quiet(h);
+    assert.equal(h.progress.totals().templateSkipped, 21);
+    await h.stop();
+  });
+
+  it('a template that serves the same text under every URL keeps its representative and stops there', async () => {
+    const h = await trapDriver({ trapProbePages: 4, templateRoundSize: 100 });
+    await h.send(seed('http://t.test/'));
+    await h.fetchPages(1);
+    const token = (i: number): string => `${(0xabc00000 + i * 104_729).toString(16)}z${i}`;
+    await h.send(Array.from({ length: 30 }, (_, i) => trapLink(`http://t.test/s/${token(i)}/page`, 1)));
+    await h.send([trapLink('http://t.test/about', 0.01)]);
+    // Every page of the template answers with the same text; the normal page has its own.
+    await h.fetchPages(5, (req) => ({ fingerprint: req.url.includes('/s/') ? '00ff00ff00ff00ff' : 'ffffffff00000000' }));
+    await quiet(h);
+    const urls = h.events('frontier').filter((r) => r.reason !== 'robots').map((r) => String(r.url));
+    assert.ok(urls.includes('http://t.test/about'), 'the normal page was fetched');
+    assert.equal(urls.filter((u) => u.includes('/s/')).length, 4, `four pages of the trap template: ${urls.join(' ')}`);
+    assert.equal(h.progress.totals().templateSkipped, 26);
+    await h.send([trapLink(`http://t.test/s/${token(99)}/page`)]);
+    assert.equal(h.progress.totals().templateSkipped, 27);
+    await h.stop();
+  });
+
+  it("query restriction 'form' (seed 002): URLs that differ only in their query are followed once", async () => {
+    const h = await trapDriver({ queryRestriction: 'form' });
+    await h.send(seed('http://t.test/'));
+    await h.fetchPages(1);
+    await h.send([trapLink('http://t.test/search?q=1'), trapLink('http://t.test/search?q=2'), trapLink('http://t.test/list'), trapLink('http://t.test/list?page=2')]);
+    const pages = await h.fetchPages(2);
+    assert.deepEqual(pages.map((p) => p.url).sort(), ['http://t.test/list', 'http://t.test/search?q=1']);
+    await quiet(h);
+    assert.equal(h.progress.totals().querySkipped, 2);
+    await h.stop();
+  });
+
+  it("query restriction 'all': no URL with a query is followed", async () => {
+    const h = await trapDriver({ queryRestriction: 'all' });
+    await h.send(seed('http://t.test/?start=1'));
+    const [first] = await h.fetchPages(1);
+    assert.equal(first!.url, 'http://t.test/?start=1', 'a seed is always taken');
+    await h.send([trapLink('http://t.test/search?q=1'), trapLink('http://t.test/list')]);
+    const pages = await h.fetchPages(1);
+    assert.equal(pages[0]!.url, 'http://t.test/list');
+    await quiet(h);
+    assert.equal(h.progress.totals().querySkipped, 1);
+    await h.stop();
+  });
+});
+
+describe('scheduler on the test driver: per-site cap', () => {
+  it('counts distinct pages; at the cap new URLs are skipped and revisits of known pages go on', async () => {
+    // pageRetries 0: the reset below stays an error here (retries have a test of their own).
+    const h = await trapDriver({ pageRetries: 0, politeness: { maxPagesPerSite: 3 } });
+    const c = (path: string): DiscoveredLink => link(`http://c.test/${path}`, 'http://t.test/');
+    await h.send(seed('http://c.test/'));
+    await h.fetchPages(1);
+    await h.send([c('a'), c('b'), c('c'), c('d')]);
+    // A transport error is not a page: it does not count towards the cap.
+    await h.fetchPages(1);
+    const next = await h.nextPage();
+    await h.answer(next, { status: 0, result: 'error', errorCode: 'MEGURI_ERR_RESET', md5: undefined });
+    // (the failure backs the host off for a while)
+    await h.answer(await h.advanceToPage(1000));
+    // Three distinct pages fetched: the one still queued is given up, later links are skipped.
+    // (the error keeps the host's interval up for a while: its queue is looked at when it is due)
+    await h.advance(120_000);
+    assert.equal(h.progress.totals().siteCapSkipped, 1);
+    await h.send([c('e')]);
+    assert.equal(h.progress.totals().siteCapSkipped, 2);
+    assert.equal(h.progress.totals().queued, 0);
+    // The known pages are still revisited, again and again (revisits do not count).
+    const revisited: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const req = await h.advanceToPage(3_600_000);
+      assert.equal(req.reason, 'revisit', `${req.url} is a revisit`);
+      revisited.push(req.url);
+      await h.answer(req);
+    }
+    assert.ok(new Set(revisited).size >= 3, `the known pages are revisited: ${revisited.join(' ')}`);
+    const totals = h.progress.totals();
+    assert.equal(totals.uniqueUrlsFetched, 4, 'three pages and one failed URL');
+    assert.equal(totals.siteCapSkipped, 2);
+    await h.stop();
+  });
+
+  it('with the domain scope, hosts of one registrable domain share the cap', async () => {
+    const h = await trapDriver({ politeness: { maxPagesPerSite: 2, siteCapScope: 'domain' } });
+    await h.send(seed('http://a.example.co.uk/'));
+    await h.fetchPages(1);
+    await h.send([link('http://b.example.co.uk/', 'http://t.test/')]);
+    await h.fetchPages(1);
+    await h.send([link('http://c.example.co.uk/', 'http://t.test/'), link('http://a.example.co.uk/x', 'http://t.test/'), link('http://other.test/', 'http://t.test/')]);
+    const [other] = await h.fetchPages(1);
+    assert.equal(other!.url, 'http://other.test/');
+    await quiet(h);
+    assert.equal(h.progress.totals().siteCapSkipped, 2);
+    await h.stop();
+  });
+});
+
+describe('scheduler on the test driver: page retries', () => {
+  it('asks again for a new page the server could not answer, after its Retry-After, then gives up', async () => {
+    const h = await trapDriver({ pageRetries: 2 });
+    await h.send(seed('http://r.test/'));
+    const first = await h.nextPage();
+    await h.answer(first, { status: 429, result: 'client-error', retryAfterMs: 30_000, md5: undefined });
+    // Not before the Retry-After: the host waits, then the same URL is asked for again.
+    const second = await h.advanceToPage(1000);
+    assert.equal(second.url, first.url);
+    assert.ok(h.clock.now() - first.issuedAt >= 30_000, `asked again after ${h.clock.now() - first.issuedAt} ms`);
+    await h.answer(second, { status: 503, result: 'server-error', md5: undefined });
+    const third = await h.advanceToPage(1000);
+    assert.equal(third.url, first.url);
+    await h.answer(third, { status: 503, result: 'server-error', md5: undefined });
+    // Two retries spent: the page is an error now, and it was counted once, not three times.
+    assert.equal(h.progress.totals().queued, 0);
+    assert.equal(h.progress.totals().errors, 1);
+    assert.equal(h.progress.totals().pageRetries, 2);
+    assert.equal(h.progress.totals().pagesFetched, 1);
+    assert.equal(h.progress.totals().duplicateFetches, 0);
+    await h.stop();
+  });
+});
+
+describe('scheduler building blocks', () => {
+  it('the ready heap returns hosts by time', () => {
+    const heap = new ReadyHeap();
+    [5, 1, 9, 3, 7].forEach((t) => heap.push(t, `h${t}`));
+    const out: number[] = [];
+    for (let e = heap.pop(); e; e = heap.pop()) out.push(e.time);
+    assert.deepEqual(out, [1, 3, 5, 7, 9]);
+  });
+
+  it('per-URL state is stored compactly and read back exactly', () => {
+    const md5 = '0123456789abcdef0123456789abcdef';
+    assert.equal(packMd5(md5).length, 22);
+    assert.equal(md5Of({ m: packMd5(md5) }), md5);
+    assert.equal(md5Of({ m: md5 }), md5, 'hex from older stores still reads');
+    const r = { a: 5_184_000, s: 4_320_000, m: 3, c: 86_400, l: 1_764_000_000, i: 172_800 };
+    assert.equal(packRevisit(r).length, 32);
+    assert.deepEqual(revisitOf({ r: packRevisit(r) }), r);
+    assert.deepEqual(revisitOf({ r }), r, 'the object form from older stores still reads');
+    assert.deepEqual(revisitOf({ r: packRevisit({ ...r, a: r.a + 0.4, l: r.l + 0.6 }) }), { ...r, l: r.l + 1 }, 'whole seconds');
+    assert.equal(revisitOf({}), undefined);
+    assert.equal(roundScore(2.659976811846718), 2.659977);
+  });
+
+  it('out-links are stored relative to the page origin and read back whole; BLC tie-breaks stay below one link', () => {
+    const links = ['http://a.test/x', 'http://a.test/y?q=1', 'https://a.test/z', 'http://b.test/', 'http://a.test:8080/p'];
+    const stored = encodeOutLinks(links, 'http://a.test/page');
+    assert.equal(stored, '/x\n/y?q=1\nhttps://a.test/z\nhttp://b.test/\nhttp://a.test:8080/p');
+    assert.deepEqual(decodeOutLinks(stored, 'http://a.test/page'), links);
+    const shallow = blcTieBreak('http://a.test/x.html');
+    const deep = blcTieBreak('http://a.test/a/b/x.html');
+    const longer = blcTieBreak('http://a.test/xxxxxxx.html');
+    assert.ok(shallow > deep && shallow > longer && longer > deep);
+    assert.ok(shallow < 1 && deep >= 0);
+  });
+
+  it('revisit index keys sort by due time and carry their URL', () => {
+    const url = 'http://a.test/x?y=1';
+    assert.equal(revisitKeyUrl(revisitKey(1_764_000_000_000, url)), url);
+    assert.ok(revisitKey(99, 'http://z.test/') < revisitKey(100, 'http://a.test/'));
+  });
+
+  it('queue keys sort by host, then higher score, then discovery order', () => {
+    const keys = [queueKey('a', 1, 2), queueKey('a', 5, 3), queueKey('a', 1, 1), queueKey('b', 100, 0)];
+    assert.deepEqual([...keys].sort(), [queueKey('a', 5, 3), queueKey('a', 1, 1), queueKey('a', 1, 2), queueKey('b', 100, 0)]);
+  });
+});
