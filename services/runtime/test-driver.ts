@@ -243,11 +243,13 @@ export class TestDriver<In, R extends TopicRecordMap = TopicRecordMap> {
     const list = Array.isArray(records) ? (records as readonly TestInput<In>[]) : [records as TestInput<In>];
     if (list.length === 0) return;
     await this.step(async () => {
-      const batch = list.map((r) => this.toLogRecord(topic, r));
-      if (this.recordProcessor) await this.runRecords(batch);
-      else await this.runBatch(batch);
+      await this.consume(list.map((r) => this.toLogRecord(topic, r)));
       await this.loopBack();
     });
+  }
+
+  private consume(batch: readonly LogRecord[]): Promise<void> {
+    return this.recordProcessor ? this.runRecords(batch) : this.runBatch(batch);
   }
 
   /**
@@ -321,7 +323,7 @@ export class TestDriver<In, R extends TopicRecordMap = TopicRecordMap> {
         if (mine.length === 0) continue;
         if (round >= MAX_LOOPBACK_ROUNDS) throw new Error(`${this.definition.name} keeps feeding ${topic} back to itself (${round} rounds)`);
         fed = true;
-        await this.runBatch(mine.map((o) => this.toLogRecord(topic, { key: o.key, value: this.encoded.get(o) ?? null, timestamp: o.timestamp, headers: o.headers })));
+        await this.consume(mine.map((o) => this.toLogRecord(topic, { key: o.key, value: this.encoded.get(o) ?? null, timestamp: o.timestamp, headers: o.headers })));
       }
       if (!fed) return;
     }
