@@ -11,6 +11,10 @@ export const seedLink = z.object({
   type: z.literal('seed'),
   url: httpUrl,
   addedAt: epochMs,
+  scopeOnly: z
+    .boolean()
+    .optional()
+    .describe("A copy of a seed sent to every scheduler partition so each knows the crawl scope (`host`/`domain`): it extends the scope and queues nothing."),
 });
 
 /** A discovered link, keyed by the target's host so the owning scheduler partition receives it. */

@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { SeedLink } from '../../schemas/index.ts';
 import { StreamService, createTransport, silentLogger, systemClock } from '../runtime/index.ts';
-import type { Clock, Logger, TopicReplication, Transport } from '../runtime/index.ts';
+import type { Clock, Logger, OutRecord, TopicReplication, Transport } from '../runtime/index.ts';
 import { schedulerService, CrawlProgress, hostKey } from '../scheduler/service.ts';
 import type { SchedulerOptionsInput, FetchBudget } from '../scheduler/service.ts';
 import { fetcherService } from '../fetcher/service.ts';
@@ -66,6 +66,8 @@ export interface CrawlSummary extends CrawlSnapshot {
   readonly siteCapSkipped: number;
   readonly templateSkipped: number;
   readonly querySkipped: number;
+  /** discovered URLs outside the crawl scope (--scope host/domain) or refused by --include/--exclude */
+  readonly outOfScopeSkipped: number;
   /** failed first fetches (429, 5xx, timeouts, resets) queued again, not counted in pagesFetched */
   readonly pageRetries: number;
   readonly lost: number;
@@ -85,6 +87,21 @@ export function seedRecords(urls: readonly string[], now: number): { records: { 
     records.push({ key: hostKey(n.url), value: { v: SCHEMA_VERSION, type: 'seed', url: n.url, addedAt: now } });
   }
   return { records, rejected };
+}
+
+/**
+ * The `links` records that add seeds to a crawl: each seed keyed by its host (the owning scheduler
+ * partition queues it), plus a scope-only copy for every partition, so each partition's crawl
+ * scope (host/domain) holds every seed whatever partition owns the links it judges.
+ */
+export function seedOutRecords(topic: string, records: readonly { key: string; value: SeedLink }[], partitions: number): OutRecord[] {
+  const out: OutRecord[] = [];
+  for (const r of records) {
+    out.push({ topic, key: r.key, value: Buffer.from(JSON.stringify(r.value)) });
+    const copy: SeedLink = { ...r.value, scopeOnly: true };
+    for (let partition = 0; partition < partitions; partition++) out.push({ topic, key: r.key, value: Buffer.from(JSON.stringify(copy)), partition });
+  }
+  return out;
 }
 
 /** Records of `topic` the group has not committed yet, over all partitions. */
@@ -167,7 +184,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
     const { records, rejected } = seedRecords(options.seeds, clock.now());
     for (const r of rejected) logger.warn({ url: r.url, reason: r.reason }, 'seed rejected');
     if (records.length > 0) {
-      await transport.send(records.map((r) => ({ topic: `${prefix}links`, key: r.key, value: Buffer.from(JSON.stringify(r.value)) })));
+      await transport.send(seedOutRecords(`${prefix}links`, records, partitions));
     }
     for (const s of services) await s.start();
     await Promise.all(services.map((s) => s.ready()));
@@ -212,5 +229,5 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const t = progress.totals();
   let deadletters = 0;
   for (const s of services) for (const v of (await s.metrics.deadletters.get()).values) deadletters += v.value;
-  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, pageRetries: t.pageRetries ?? 0, lost: t.lost, deadletters };
+  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, outOfScopeSkipped: t.outOfScopeSkipped ?? 0, pageRetries: t.pageRetries ?? 0, lost: t.lost, deadletters };
 }

@@ -6,7 +6,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCrawl, seedRecords } from './crawl.ts';
+import { runCrawl, seedOutRecords, seedRecords } from './crawl.ts';
 import type { CrawlOptions, CrawlSummary } from './crawl.ts';
 import { startProgress } from './progress-display.ts';
 import { runServiceCommand } from './run-service.ts';
@@ -54,6 +54,22 @@ function collect(v: string, prev: string[]): string[] {
   return [...prev, v];
 }
 
+/** Repeatable regular-expression flag (--include/--exclude), refused at once when it does not compile. */
+function collectRegex(flag: string): (v: string, prev: string[]) => string[] {
+  return (v, prev) => {
+    try {
+      new RegExp(v);
+    } catch (err) {
+      throw new InvalidArgumentError(`${flag} ${JSON.stringify(v)}: ${(err as Error).message}`);
+    }
+    return [...prev, v];
+  };
+}
+
+const SCOPE_HELP = "which links are followed: host: the seeds' host names; domain: the seeds' registrable domains and their subdomains; web: every link within --max-depth";
+const INCLUDE_HELP = 'queue only discovered URLs matching this regular expression (on the normalised URL; repeatable: any may match)';
+const EXCLUDE_HELP = 'never queue discovered URLs matching this regular expression (repeatable; exclude wins over include)';
+
 function collectCidr(v: string, prev: string[]): string[] {
   try {
     parseCidr(v);
@@ -95,6 +111,9 @@ interface CrawlFlags {
   stripParams?: string[];
   queryRestriction?: 'off' | 'form' | 'all';
   query: boolean;
+  scope?: 'host' | 'domain' | 'web';
+  include: string[];
+  exclude: string[];
 }
 
 function paramNames(v: string): string[] {
@@ -131,6 +150,9 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--strip-params <names>', 'comma-separated query/path parameters removed from URLs, `name*` for a prefix ("" for none; default: session ids and tracking tags)', paramNames)
     .addOption(new Option('--query-restriction <mode>', 'off; form: a URL is not followed when its form without the query was seen (seed 002); all: no URL with a query is followed').choices(['off', 'form', 'all']))
     .option('--no-query', 'seed 002\'s query restriction: same as --query-restriction form')
+    .addOption(new Option('--scope <mode>', `${SCOPE_HELP} (default domain)`).choices(['host', 'domain', 'web']))
+    .option('--include <regex>', INCLUDE_HELP, collectRegex('--include'), [])
+    .option('--exclude <regex>', EXCLUDE_HELP, collectRegex('--exclude'), [])
     .addOption(new Option('--log-level <level>', 'log level (JSON logs on stderr)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'));
 }
 
@@ -159,6 +181,12 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
     ...(flags.stripParams !== undefined ? { stripParams: flags.stripParams } : {}),
     ...(flags.queryRestriction !== undefined ? { queryRestriction: flags.queryRestriction } : flags.query === false ? { queryRestriction: 'form' as const } : {}),
   };
+  // `meguri crawl` stays on the seeds' domains unless told otherwise (pods default to the web).
+  const scope = {
+    scope: flags.scope ?? file.scope ?? ('domain' as const),
+    include: [...(file.include ?? []), ...flags.include],
+    exclude: [...(file.exclude ?? []), ...flags.exclude],
+  };
   const politenessFlags = {
     ...(flags.maxPagesPerSite !== undefined ? { maxPagesPerSite: flags.maxPagesPerSite } : {}),
     ...(flags.siteCapScope !== undefined ? { siteCapScope: flags.siteCapScope } : {}),
@@ -182,6 +210,7 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
       ...(fromFlag('maxDepth') ? { maxDepth: flags.maxDepth } : {}),
       ...(fromFlag('minIntervalMs') ? { minIntervalMs: Math.round(flags.minInterval * 1000) } : {}),
       ...trapBounds,
+      ...scope,
       ...(Object.keys(politenessFlags).length > 0 ? { politeness: { ...file.politeness, ...politenessFlags } } : {}),
       userAgent,
     },
@@ -275,6 +304,9 @@ export function buildProgram(): Command {
     .option('--max-depth <n>', 'scheduler: maximum hops from a seed', int('--max-depth', 0))
     .option('--max-per-ip <n>', 'scheduler and fetcher: requests in flight to one server IP (or MEGURI_MAX_PER_IP; default: politeness.maxPerIp of the scheduler config, else 2)', int('--max-per-ip', 1))
     .option('--scheduler-config <file>', 'scheduler: JSON settings file (or MEGURI_SCHEDULER_CONFIG); see `meguri config scheduler`')
+    .addOption(new Option('--scope <mode>', `scheduler: ${SCOPE_HELP} (or MEGURI_SCOPE; default web)`).choices(['host', 'domain', 'web']))
+    .option('--include <regex>', `scheduler: ${INCLUDE_HELP}`, collectRegex('--include'), [])
+    .option('--exclude <regex>', `scheduler: ${EXCLUDE_HELP}`, collectRegex('--exclude'), [])
     .option('--user-agent <ua>', 'User-Agent (or MEGURI_USER_AGENT)')
     .option('--contact <url>', 'contact URL for the default User-Agent (or MEGURI_CONTACT_URL)')
     .option('--resolve <pattern=ip>', 'fetcher: static name resolution (repeatable)', collect, [])
@@ -296,10 +328,12 @@ export function buildProgram(): Command {
     const transport = await openLog(flags);
     try {
       const topic = `${flags.topicPrefix}links`;
-      if (!(await transport.describeTopic(topic))) throw new InvalidArgumentError(`topic ${topic} does not exist: start a crawl or run \`meguri topics create\` first`);
+      const described = await transport.describeTopic(topic);
+      if (!described) throw new InvalidArgumentError(`topic ${topic} does not exist: start a crawl or run \`meguri topics create\` first`);
       const { records, rejected } = seedRecords(urls, Date.now());
       for (const r of rejected) console.error(`rejected ${r.url}: ${r.reason}`);
-      await transport.send(records.map((r) => ({ topic, key: r.key, value: Buffer.from(JSON.stringify(r.value)) })));
+      // Every partition learns the new seeds' hosts/domains: they extend a host/domain scope.
+      await transport.send(seedOutRecords(topic, records, described.partitions.length));
       console.log(`added ${records.length} seed(s) to ${topic}`);
       if (rejected.length > 0) process.exitCode = 1;
     } finally {

@@ -37,6 +37,17 @@ function maxPerIpSetting(flags: Record<string, unknown>, file: SchedulerOptionsI
   return file.politeness?.maxPerIp;
 }
 
+/** Crawl scope of a scheduler pod: --scope, else MEGURI_SCOPE, else the settings file, else web. */
+function scopeSetting(flags: Record<string, unknown>, file: SchedulerOptionsInput): Pick<SchedulerOptionsInput, 'scope' | 'include' | 'exclude'> {
+  const scope = (flags.scope as string | undefined) ?? env('MEGURI_SCOPE') ?? file.scope ?? 'web';
+  if (scope !== 'host' && scope !== 'domain' && scope !== 'web') throw new ConfigError(`MEGURI_SCOPE must be host, domain or web, got ${scope}`);
+  return {
+    scope,
+    include: [...(file.include ?? []), ...((flags.include as string[] | undefined) ?? [])],
+    exclude: [...(file.exclude ?? []), ...((flags.exclude as string[] | undefined) ?? [])],
+  };
+}
+
 export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser', flags: Record<string, unknown>): Promise<void> {
   const config = loadRuntimeConfig({
     ...(flags.kafka ? { kafkaBrokers: flags.kafka, transport: 'kafka' } : {}),
@@ -93,6 +104,7 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
         userAgent: explicitAgent ?? file.userAgent ?? userAgent,
         ...(flags.minInterval !== undefined ? { minIntervalMs: Math.round((flags.minInterval as number) * 1000) } : env('MEGURI_MIN_INTERVAL_MS') ? { minIntervalMs: Number(env('MEGURI_MIN_INTERVAL_MS')) } : {}),
         ...(flags.maxDepth !== undefined ? { maxDepth: flags.maxDepth as number } : {}),
+        ...scopeSetting(flags, file),
         ...(maxPerIp !== undefined ? { politeness: { ...file.politeness, maxPerIp } } : {}),
         // Fetchers run as separate processes here: learn each host's IP before its first request so
         // the per-IP cap sees every request (a settings file may turn it off).

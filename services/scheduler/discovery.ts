@@ -7,11 +7,12 @@
 import type { ProcessorContext, InputRecord } from '../runtime/index.ts';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { LinksRecord, DiscoveredLink, SeedLink, RedirectHop } from '../../schemas/index.ts';
-import { blcTieBreak, decodeOutLinks, outLinksKey, queueKey, queueKeyRound, roundScore } from './state.ts';
+import { SCOPE_PREFIX, blcTieBreak, decodeOutLinks, outLinksKey, queueKey, queueKeyRound, roundScore } from './state.ts';
 import type { UrlState } from './state.ts';
 import { hostKey, siteOf, stripUrlParams } from '../shared/url.ts';
 import { pastHopLimit, queueScore } from './redirects.ts';
 import { hostState, noteScore, schedule, siteUnderCap } from './partition.ts';
+import { passesFilter, scopeEntry } from './scope.ts';
 import type { Partition } from './partition.ts';
 
 /** Seeds and links with the configured session/tracking parameters removed from their URL. */
@@ -23,7 +24,17 @@ export function withStrippedUrl(p: Partition, r: InputRecord<LinksRecord>): Inpu
 }
 
 export async function onSeed(p: Partition, seed: SeedLink, ctx: ProcessorContext): Promise<void> {
+  // Every seed extends a host/domain scope, on every partition (the CLI sends each partition a
+  // scope-only copy); only the partition owning the seed's host queues it.
+  const host = hostKey(seed.url);
+  if (p.scope.add(host)) p.queueStore.put(SCOPE_PREFIX + scopeEntry(p.scope.mode, host)!, '');
+  if (seed.scopeOnly) return;
   await discover(p, seed.url, 0, 0, 1, ctx, { seed: true });
+}
+
+/** The link's target may be queued: inside the crawl scope and passing include/exclude. */
+export function inScope(p: Partition, url: string): boolean {
+  return p.scope.includes(hostKey(url)) && passesFilter(url, p.urlFilter);
 }
 
 export async function onLink(p: Partition, link: DiscoveredLink, ctx: ProcessorContext): Promise<void> {
@@ -31,6 +42,10 @@ export async function onLink(p: Partition, link: DiscoveredLink, ctx: ProcessorC
     // Score passed on by another partition's fetched page: it updates a known URL only.
     const known = await p.urls.get(link.url);
     if (known) await receive(p, link.url, known, link.contribution, link.depth, true, ctx);
+    return;
+  }
+  if (!inScope(p, link.url)) {
+    if (!(await p.urls.get(link.url))) p.stats.outOfScopeSkipped++;
     return;
   }
   if (link.depth > p.options.maxDepth) {

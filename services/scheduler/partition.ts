@@ -22,6 +22,7 @@ import type { RevisitOptions } from '../revisit/estimator.ts';
 import type { ParamFilter } from '../shared/url.ts';
 import { siteOf } from '../shared/url.ts';
 import { parkedForIdle } from './parking.ts';
+import type { CrawlScope, UrlFilter } from './scope.ts';
 
 /** A page budget shared by the scheduler partitions of one process (`meguri crawl --max-pages`). */
 export interface FetchBudget {
@@ -41,6 +42,9 @@ export interface Partition {
   readonly queueStore: KeyValueStore<string>;
   readonly queues: QueueCache;
   readonly templates: TemplateLedger;
+  /** The seeds' hosts or domains (every partition holds every seed's entry) and the include/exclude rules. */
+  readonly scope: CrawlScope;
+  readonly urlFilter: UrlFilter;
   readonly sites: SiteLedger;
   stats: PartitionStats;
   readonly heap: ReadyHeap;

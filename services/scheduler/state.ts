@@ -145,6 +145,8 @@ export interface PartitionStats extends RedirectCounters {
   templateSkipped: number;
   /** new URLs not queued under the query restriction (seed 002) */
   querySkipped: number;
+  /** discovered URLs not queued: outside the crawl scope (host/domain) or refused by include/exclude */
+  outOfScopeSkipped: number;
   revisits: number;
   changed: number;
   /** revisits planned while their host was overloaded (the remedy, if any, applied) */
@@ -177,6 +179,7 @@ export function emptyStats(): PartitionStats {
     siteCapSkipped: 0,
     templateSkipped: 0,
     querySkipped: 0,
+    outOfScopeSkipped: 0,
     revisits: 0,
     changed: 0,
     overloadedRevisits: 0,
@@ -244,6 +247,9 @@ export const REVISIT_PREFIX = '\u0001';
 export function revisitKey(dueAt: number, url: string): string {
   return `${REVISIT_PREFIX}${String(Math.max(0, Math.round(dueAt))).padStart(15, '0')}\u0000${url}`;
 }
+
+/** The crawl scope's entries (seed hosts or domains) live in the queues store under this prefix. */
+export const SCOPE_PREFIX = '\u0006';
 
 /** Out-links of fetched pages (IPR VR/AR) live in the queues store under this prefix. */
 export const OUTLINKS_PREFIX = '\u0002';
