@@ -11,6 +11,7 @@ import { StreamService, createTransport, silentLogger, systemClock } from '../ru
 import type { Clock, Logger, OutRecord, TopicReplication, Transport } from '../runtime/index.ts';
 import { schedulerService, CrawlProgress, hostKey } from '../scheduler/service.ts';
 import type { SchedulerOptionsInput, FetchBudget } from '../scheduler/service.ts';
+import type { HostRulesSource } from '../scheduler/host-rules.ts';
 import { fetcherService } from '../fetcher/service.ts';
 import type { FetcherServiceOptions } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';
@@ -30,6 +31,8 @@ export interface CrawlOptions {
   readonly maxPages?: number;
   readonly untilIdle?: boolean;
   readonly scheduler?: SchedulerOptionsInput;
+  /** Per-host rules (`--host-rules`), read on every use: a watcher may swap them while the crawl runs. */
+  readonly hostRules?: HostRulesSource;
   readonly fetcher?: FetcherServiceOptions;
   /** Worker threads that parse pages (default: cores − 2, at most 4; none on 2 cores). */
   readonly parserWorkers?: number;
@@ -68,6 +71,8 @@ export interface CrawlSummary extends CrawlSnapshot {
   readonly querySkipped: number;
   /** discovered URLs outside the crawl scope (--scope host/domain) or refused by --include/--exclude */
   readonly outOfScopeSkipped: number;
+  /** URLs not queued or given up by a per-host rule (--host-rules: block, maxPages, maxDepth) */
+  readonly hostRuleSkipped: number;
   /** failed first fetches (429, 5xx, timeouts, resets) queued again, not counted in pagesFetched */
   readonly pageRetries: number;
   readonly lost: number;
@@ -153,7 +158,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const stripParams = options.scheduler?.stripParams !== undefined ? { stripParams: paramFilter(options.scheduler.stripParams) } : {};
   const parserDef = parserService({ workers: options.parserWorkers ?? defaultParserWorkers(), ...stripParams });
   const services = [
-    new StreamService(schedulerService(options.scheduler ?? {}, { progress, ...(budget ? { budget } : {}) }), common),
+    new StreamService(schedulerService(options.scheduler ?? {}, { progress, ...(budget ? { budget } : {}), ...(options.hostRules ? { hostRules: options.hostRules } : {}) }), common),
     new StreamService(fetcherDef, common),
     new StreamService(parserDef, common),
   ];
@@ -229,5 +234,5 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const t = progress.totals();
   let deadletters = 0;
   for (const s of services) for (const v of (await s.metrics.deadletters.get()).values) deadletters += v.value;
-  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, outOfScopeSkipped: t.outOfScopeSkipped ?? 0, pageRetries: t.pageRetries ?? 0, lost: t.lost, deadletters };
+  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, outOfScopeSkipped: t.outOfScopeSkipped ?? 0, hostRuleSkipped: t.hostRuleSkipped ?? 0, pageRetries: t.pageRetries ?? 0, lost: t.lost, deadletters };
 }

@@ -11,7 +11,8 @@ import type { CrawlOptions, CrawlSummary } from './crawl.ts';
 import { startProgress } from './progress-display.ts';
 import { runServiceCommand } from './run-service.ts';
 import { chooseReplication, topicsCreate, topicsDescribe } from './topics.ts';
-import { createLogger, loadRuntimeConfig } from '../runtime/index.ts';
+import { createLogger, loadRuntimeConfig, silentLogger } from '../runtime/index.ts';
+import { watchHostRules } from './host-rules-file.ts';
 import { robotsCheckCommand } from '../scheduler/robots/cli.ts';
 import { parseCommand } from '../parser/cli.ts';
 import { createResolver, parseResolveEntry } from '../fetcher/dns.ts';
@@ -66,6 +67,7 @@ function collectRegex(flag: string): (v: string, prev: string[]) => string[] {
   };
 }
 
+const HOST_RULES_HELP = 'JSON per-host rules ({"example.org": {"block": true}, "*.shop.example": {"maxPages": 1000}}: block, minIntervalS, maxPages, maxDepth, userAgent), read again when the file changes or on SIGHUP';
 const SCOPE_HELP = "which links are followed: host: the seeds' host names; domain: the seeds' registrable domains and their subdomains; web: every link within --max-depth";
 const INCLUDE_HELP = 'queue only discovered URLs matching this regular expression (on the normalised URL; repeatable: any may match)';
 const EXCLUDE_HELP = 'never queue discovered URLs matching this regular expression (repeatable; exclude wins over include)';
@@ -112,6 +114,7 @@ interface CrawlFlags {
   queryRestriction?: 'off' | 'form' | 'all';
   query: boolean;
   scope?: 'host' | 'domain' | 'web';
+  hostRules?: string;
   include: string[];
   exclude: string[];
 }
@@ -153,6 +156,7 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .addOption(new Option('--scope <mode>', `${SCOPE_HELP} (default domain)`).choices(['host', 'domain', 'web']))
     .option('--include <regex>', INCLUDE_HELP, collectRegex('--include'), [])
     .option('--exclude <regex>', EXCLUDE_HELP, collectRegex('--exclude'), [])
+    .option('--host-rules <file>', HOST_RULES_HELP)
     .addOption(new Option('--log-level <level>', 'log level (JSON logs on stderr)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'));
 }
 
@@ -226,6 +230,16 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
 }
 
 async function crawlWithDisplay(options: CrawlOptions, flags: CrawlFlags): Promise<CrawlSummary> {
+  // A bad rules file stops the command here, before anything starts, with the key named.
+  const hostRules = flags.hostRules !== undefined ? watchHostRules(flags.hostRules, options.logger ?? silentLogger) : undefined;
+  try {
+    return await crawlWithSignals({ ...options, ...(hostRules ? { hostRules } : {}) }, flags);
+  } finally {
+    hostRules?.close();
+  }
+}
+
+async function crawlWithSignals(options: CrawlOptions, flags: CrawlFlags): Promise<CrawlSummary> {
   const abort = new AbortController();
   const onSignal = (): void => abort.abort();
   process.once('SIGINT', onSignal);
@@ -305,6 +319,7 @@ export function buildProgram(): Command {
     .option('--max-per-ip <n>', 'scheduler and fetcher: requests in flight to one server IP (or MEGURI_MAX_PER_IP; default: politeness.maxPerIp of the scheduler config, else 2)', int('--max-per-ip', 1))
     .option('--scheduler-config <file>', 'scheduler: JSON settings file (or MEGURI_SCHEDULER_CONFIG); see `meguri config scheduler`')
     .addOption(new Option('--scope <mode>', `scheduler: ${SCOPE_HELP} (or MEGURI_SCOPE; default web)`).choices(['host', 'domain', 'web']))
+    .option('--host-rules <file>', `scheduler: ${HOST_RULES_HELP} (or MEGURI_HOST_RULES)`)
     .option('--include <regex>', `scheduler: ${INCLUDE_HELP}`, collectRegex('--include'), [])
     .option('--exclude <regex>', `scheduler: ${EXCLUDE_HELP}`, collectRegex('--exclude'), [])
     .option('--user-agent <ua>', 'User-Agent (or MEGURI_USER_AGENT)')

@@ -5,6 +5,8 @@
 import { ConfigError, StreamService, createLogger, createTransport, loadRuntimeConfig, onShutdownSignal, startHealthServer } from '../runtime/index.ts';
 import { schedulerService } from '../scheduler/service.ts';
 import { readSchedulerConfig } from './scheduler-config.ts';
+import { watchHostRules } from './host-rules-file.ts';
+import type { WatchedHostRules } from './host-rules-file.ts';
 import type { SchedulerOptionsInput } from '../scheduler/options.ts';
 import { fetcherService } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';
@@ -67,6 +69,14 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
     }
   }
   const logger = createLogger({ name: `meguri-${name}`, level: config.logLevel });
+  // Per-host rules, watched while the scheduler runs; a bad file stops it here with the key named.
+  const hostRulesFile = name === 'scheduler' ? ((flags.hostRules as string | undefined) ?? env('MEGURI_HOST_RULES')) : undefined;
+  let hostRules: WatchedHostRules | undefined;
+  try {
+    hostRules = hostRulesFile ? watchHostRules(hostRulesFile, logger) : undefined;
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
   // Pods leave topics to the operator (`meguri topics create`, Strimzi KafkaTopics) unless told
   // otherwise; then with the cluster's replication (default 3 copies, 2 in sync), never fewer.
   const createTopics = config.transport === 'embedded' || config.createTopics;
@@ -109,7 +119,7 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
         // Fetchers run as separate processes here: learn each host's IP before its first request so
         // the per-IP cap sees every request (a settings file may turn it off).
         learnAddressFirst: file.learnAddressFirst ?? true,
-      }),
+      }, hostRules ? { hostRules } : {}),
       common,
     ) as StreamService<unknown>;
   } else if (name === 'fetcher') {

@@ -11,7 +11,7 @@ import { SCOPE_PREFIX, blcTieBreak, decodeOutLinks, outLinksKey, queueKey, queue
 import type { UrlState } from './state.ts';
 import { hostKey, siteOf, stripUrlParams } from '../shared/url.ts';
 import { pastHopLimit, queueScore } from './redirects.ts';
-import { hostState, noteScore, schedule, siteUnderCap } from './partition.ts';
+import { hostState, noteScore, ruleFor, schedule, siteUnderCap } from './partition.ts';
 import { passesFilter, scopeEntry } from './scope.ts';
 import type { Partition } from './partition.ts';
 
@@ -83,6 +83,12 @@ async function discover(p: Partition, url: string, depth: number, cgiHops: numbe
     return;
   }
   const host = hostKey(url);
+  // An operator's rule for the host (--host-rules) goes first: a blocked host gets nothing queued.
+  const rule = ruleFor(p, host);
+  if (rule && (rule.block === true || (!seed && rule.maxDepth !== undefined && depth > rule.maxDepth))) {
+    p.stats.hostRuleSkipped++;
+    return;
+  }
   // Trap bounds (docs/politeness.md, "Traps and caps"): the site's page cap, the URL template's
   // budget and the query restriction. A seed is always taken.
   if (!seed && !(await siteUnderCap(p, host))) {
@@ -96,6 +102,10 @@ async function discover(p: Partition, url: string, depth: number, cgiHops: numbe
     return;
   }
   const state = await hostState(p, host, url);
+  if (rule?.maxPages !== undefined && (state.pg ?? 0) >= rule.maxPages) {
+    p.stats.hostRuleSkipped++;
+    return;
+  }
   // BLC breaks ties by fewer '/' in the URL, then by a shorter URL (seed 003), below one link's worth.
   const score = noteScore(p, roundScore(p.options.ordering === 'blc' ? gain + blcTieBreak(url) : gain));
   // A redirect target goes ahead of its host's template rounds: it stands for a page already asked for.

@@ -21,6 +21,7 @@ import { ReadyHeap } from './ready-heap.ts';
 import { QueueCache } from './queue-cache.ts';
 import { SCOPE_PREFIX, STATS_KEY, emptyStats } from './state.ts';
 import { CrawlScope, compileUrlFilter } from './scope.ts';
+import type { HostRulesSource } from './host-rules.ts';
 import { DEFAULT_REVISIT_OPTIONS } from '../revisit/estimator.ts';
 import { hostKey, paramFilter, siteOf } from '../shared/url.ts';
 import { TemplateLedger, templateKey } from './templates.ts';
@@ -47,6 +48,8 @@ export interface SchedulerExtras {
   readonly loadBoards?: Map<number, HostLoadBoard>;
   /** Requests in flight per server IP, shared by the partitions of this process (set by schedulerService). */
   readonly ipSlots?: IpSlots;
+  /** Per-host rules (--host-rules), swapped by a file watcher while the crawl runs. */
+  readonly hostRules?: HostRulesSource;
 }
 
 export class SchedulerProcessor implements Processor<LinksRecord> {
@@ -83,6 +86,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       sites: new SiteLedger(queueStore),
       scope: new CrawlScope(options.scope),
       urlFilter: compileUrlFilter(options.include, options.exclude),
+      hostRules: this.extras.hostRules,
       stats: { ...emptyStats(), ...((await hosts.get(STATS_KEY)) as PartitionStats | undefined) },
       heap: new ReadyHeap(),
       scheduled: new Map(),

@@ -95,6 +95,8 @@ export interface HostState {
   pol?: PolitenessState;
   /** credit of known (revisit) URLs in the new/known split of the host's requests */
   ks?: number;
+  /** distinct pages fetched: new URLs the server answered (a host rule's maxPages) */
+  pg?: number;
   /** set while the host is overloaded: allowed interval (ms), remedy, its factor and delay (ms) */
   ov?: { a: number; k: OverloadRemedy; f: number; d: number };
 }
@@ -147,6 +149,8 @@ export interface PartitionStats extends RedirectCounters {
   querySkipped: number;
   /** discovered URLs not queued: outside the crawl scope (host/domain) or refused by include/exclude */
   outOfScopeSkipped: number;
+  /** URLs not queued or given up by a per-host rule (--host-rules: block, maxPages, maxDepth) */
+  hostRuleSkipped: number;
   revisits: number;
   changed: number;
   /** revisits planned while their host was overloaded (the remedy, if any, applied) */
@@ -180,6 +184,7 @@ export function emptyStats(): PartitionStats {
     templateSkipped: 0,
     querySkipped: 0,
     outOfScopeSkipped: 0,
+    hostRuleSkipped: 0,
     revisits: 0,
     changed: 0,
     overloadedRevisits: 0,
