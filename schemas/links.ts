@@ -33,6 +33,12 @@ export const discoveredLink = z.object({
     .boolean()
     .optional()
     .describe('Score passed on by the scheduler from an already-fetched page (IPR VR/AR cut-offs): updates a known URL, never discovers one.'),
+  startSite: z
+    .string()
+    .min(1)
+    .max(300)
+    .optional()
+    .describe('Discovery crawl (seed 002): host name of the start site the source page was crawled for (from its request).'),
   redirect: z
     .array(redirectHop)
     .min(1)

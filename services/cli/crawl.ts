@@ -12,6 +12,8 @@ import type { Clock, Logger, OutRecord, TopicReplication, Transport } from '../r
 import { schedulerService, CrawlProgress, hostKey } from '../scheduler/service.ts';
 import type { SchedulerOptionsInput, FetchBudget } from '../scheduler/service.ts';
 import type { HostRulesSource } from '../scheduler/host-rules.ts';
+import { depthRows } from '../scheduler/discovery-mode.ts';
+import type { DepthRow } from '../scheduler/discovery-mode.ts';
 import { fetcherService } from '../fetcher/service.ts';
 import type { FetcherServiceOptions } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';
@@ -73,6 +75,10 @@ export interface CrawlSummary extends CrawlSnapshot {
   readonly outOfScopeSkipped: number;
   /** URLs not queued or given up by a per-host rule (--host-rules: block, maxPages, maxDepth) */
   readonly hostRuleSkipped: number;
+  /** discovery mode (seed 002): servers found, internal URLs left out of the sample, and the figures by depth */
+  readonly externalServers?: number;
+  readonly sampleSkipped?: number;
+  readonly perDepth?: DepthRow[];
   /** failed first fetches (429, 5xx, timeouts, resets) queued again, not counted in pagesFetched */
   readonly pageRetries: number;
   readonly lost: number;
@@ -234,5 +240,9 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const t = progress.totals();
   let deadletters = 0;
   for (const s of services) for (const v of (await s.metrics.deadletters.get()).values) deadletters += v.value;
-  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, outOfScopeSkipped: t.outOfScopeSkipped ?? 0, hostRuleSkipped: t.hostRuleSkipped ?? 0, pageRetries: t.pageRetries ?? 0, lost: t.lost, deadletters };
+  const discovery =
+    options.scheduler?.mode === 'discovery'
+      ? { externalServers: t.externalServers ?? 0, sampleSkipped: t.sampleSkipped ?? 0, perDepth: depthRows(t.pagesByDepth ?? [], t.serversByDepth ?? []) }
+      : {};
+  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, outOfScopeSkipped: t.outOfScopeSkipped ?? 0, hostRuleSkipped: t.hostRuleSkipped ?? 0, pageRetries: t.pageRetries ?? 0, lost: t.lost, deadletters, ...discovery };
 }

@@ -3,7 +3,8 @@
  * non-zero exit code. Long-running commands log JSON (pino) to stderr and keep stdout for results.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdtempSync, mkdirSync } from 'node:fs';
+import { depthCsv, depthChartSvg } from '../scheduler/discovery-report.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCrawl, seedOutRecords, seedRecords } from './crawl.ts';
@@ -67,6 +68,12 @@ function collectRegex(flag: string): (v: string, prev: string[]) => string[] {
   };
 }
 
+function rate(v: string): number {
+  const n = Number(v);
+  if (!(n > 0 && n <= 1)) throw new InvalidArgumentError(`--sample-rate must be a number in (0, 1], got ${v}`);
+  return n;
+}
+
 const HOST_RULES_HELP = 'JSON per-host rules ({"example.org": {"block": true}, "*.shop.example": {"maxPages": 1000}}: block, minIntervalS, maxPages, maxDepth, userAgent), read again when the file changes or on SIGHUP';
 const SCOPE_HELP = "which links are followed: host: the seeds' host names; domain: the seeds' registrable domains and their subdomains; web: every link within --max-depth";
 const INCLUDE_HELP = 'queue only discovered URLs matching this regular expression (on the normalised URL; repeatable: any may match)';
@@ -115,6 +122,11 @@ interface CrawlFlags {
   query: boolean;
   scope?: 'host' | 'domain' | 'web';
   hostRules?: string;
+  mode?: 'crawl' | 'discovery';
+  sampleRate?: number;
+  sampleSeed?: number;
+  followServers?: boolean;
+  out?: string;
   include: string[];
   exclude: string[];
 }
@@ -157,6 +169,11 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--include <regex>', INCLUDE_HELP, collectRegex('--include'), [])
     .option('--exclude <regex>', EXCLUDE_HELP, collectRegex('--exclude'), [])
     .option('--host-rules <file>', HOST_RULES_HELP)
+    .addOption(new Option('--mode <mode>', "crawl; discovery: seed 002's server-discovery crawl — each seed a start site, its internal URLs (same host or a subdomain) followed, external hosts reported once on `servers` (default --max-depth 9)").choices(['crawl', 'discovery']))
+    .option('--sample-rate <r>', 'discovery: share of the internal URLs found at depth n crawled at depth n+1 (0 < r ≤ 1; default 1)', rate)
+    .option('--sample-seed <n>', 'discovery: seed of the sampling draw (default 1)', int('--sample-seed', 0))
+    .option('--follow-servers', 'discovery: every new server becomes a start site of its own')
+    .option('--out <dir>', 'discovery: write the per-depth figures there as discovery.csv and discovery.svg')
     .addOption(new Option('--log-level <level>', 'log level (JSON logs on stderr)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'));
 }
 
@@ -185,6 +202,15 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
     ...(flags.stripParams !== undefined ? { stripParams: flags.stripParams } : {}),
     ...(flags.queryRestriction !== undefined ? { queryRestriction: flags.queryRestriction } : flags.query === false ? { queryRestriction: 'form' as const } : {}),
   };
+  // Discovery mode (seed 002): its own depth default (9), sampling and server following.
+  const discovery = flags.mode === 'discovery' || file.mode === 'discovery';
+  const discoveryFlags = {
+    ...(flags.mode !== undefined ? { mode: flags.mode } : {}),
+    ...(flags.sampleRate !== undefined ? { sampleRate: flags.sampleRate } : {}),
+    ...(flags.sampleSeed !== undefined ? { sampleSeed: flags.sampleSeed } : {}),
+    ...(flags.followServers ? { followServers: true } : {}),
+  };
+  const maxDepth = discovery && !explicit.has('maxDepth') ? (file.maxDepth ?? 9) : flags.maxDepth;
   // `meguri crawl` stays on the seeds' domains unless told otherwise (pods default to the web).
   const scope = {
     scope: flags.scope ?? file.scope ?? ('domain' as const),
@@ -211,7 +237,8 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
     untilIdle: flags.untilIdle ?? false,
     scheduler: {
       ...file,
-      ...(fromFlag('maxDepth') ? { maxDepth: flags.maxDepth } : {}),
+      ...(fromFlag('maxDepth') ? { maxDepth } : {}),
+      ...discoveryFlags,
       ...(fromFlag('minIntervalMs') ? { minIntervalMs: Math.round(flags.minInterval * 1000) } : {}),
       ...trapBounds,
       ...scope,
@@ -280,6 +307,12 @@ export function buildProgram(): Command {
     if (options.seeds.length === 0) throw new InvalidArgumentError('give seed URLs or --seeds-file (or add seeds to a running crawl with `meguri seed`)');
     const summary = await crawlWithDisplay(options, flags);
     report(summary, flags.summaryJson);
+    if (flags.out !== undefined && summary.perDepth) {
+      mkdirSync(flags.out, { recursive: true });
+      const series = [{ name: 'crawl', rows: summary.perDepth }];
+      writeFileSync(join(flags.out, 'discovery.csv'), depthCsv(series));
+      writeFileSync(join(flags.out, 'discovery.svg'), depthChartSvg(series, `Server discovery: ${summary.externalServers ?? 0} servers, ${summary.uniqueUrlsFetched} pages`));
+    }
   });
 
   addCrawlFlags(

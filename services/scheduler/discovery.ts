@@ -6,13 +6,14 @@
  */
 import type { ProcessorContext, InputRecord } from '../runtime/index.ts';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
-import type { LinksRecord, DiscoveredLink, SeedLink, RedirectHop } from '../../schemas/index.ts';
-import { SCOPE_PREFIX, blcTieBreak, decodeOutLinks, outLinksKey, queueKey, queueKeyRound, roundScore } from './state.ts';
+import type { LinksRecord, DiscoveredLink, SeedLink, RedirectHop, ServerRecord } from '../../schemas/index.ts';
+import { SCOPE_PREFIX, SERVER_PREFIX, countAtDepth, blcTieBreak, decodeOutLinks, outLinksKey, queueKey, queueKeyRound, roundScore } from './state.ts';
 import type { UrlState } from './state.ts';
 import { hostKey, siteOf, stripUrlParams } from '../shared/url.ts';
 import { pastHopLimit, queueScore } from './redirects.ts';
 import { hostState, noteScore, ruleFor, schedule, siteUnderCap } from './partition.ts';
-import { passesFilter, scopeEntry } from './scope.ts';
+import { hostName, passesFilter, scopeEntry } from './scope.ts';
+import { classify, sampled, serverRoot } from './discovery-mode.ts';
 import type { Partition } from './partition.ts';
 
 /** Seeds and links with the configured session/tracking parameters removed from their URL. */
@@ -29,7 +30,51 @@ export async function onSeed(p: Partition, seed: SeedLink, ctx: ProcessorContext
   const host = hostKey(seed.url);
   if (p.scope.add(host)) p.queueStore.put(SCOPE_PREFIX + scopeEntry(p.scope.mode, host)!, '');
   if (seed.scopeOnly) return;
-  await discover(p, seed.url, 0, 0, 1, ctx, { seed: true });
+  // Discovery mode: every seed is a start site of its own.
+  await discover(p, seed.url, 0, 0, 1, ctx, { seed: true, ...(p.options.mode === 'discovery' ? { startSite: hostName(host) } : {}) });
+}
+
+/**
+ * Discovery mode (seed 002): an external link reports its host as a server (once) and is not
+ * fetched; an internal one is followed within the depth limit if it is in the sample.
+ */
+async function onDiscoveryLink(p: Partition, link: DiscoveredLink, ctx: ProcessorContext): Promise<void> {
+  const start = link.startSite ?? hostName(hostKey(link.source));
+  const host = hostKey(link.url);
+  if (classify(start, host) === 'external') {
+    await recordServer(p, link, start, ctx);
+    return;
+  }
+  if (!passesFilter(link.url, p.urlFilter)) {
+    if (!(await p.urls.get(link.url))) p.stats.outOfScopeSkipped++;
+    return;
+  }
+  if (link.depth > p.options.maxDepth) {
+    if (!(await p.urls.get(link.url))) p.stats.depthSkipped++;
+    return;
+  }
+  if (link.redirect && pastHopLimit(link.redirect)) {
+    p.stats.redirectLimitReached = (p.stats.redirectLimitReached ?? 0) + 1;
+    return;
+  }
+  if (!sampled(link.url, start, p.options.sampleRate, p.options.sampleSeed)) {
+    if (!(await p.urls.get(link.url))) p.stats.sampleSkipped = (p.stats.sampleSkipped ?? 0) + 1;
+    return;
+  }
+  await discover(p, link.url, link.depth, link.cgiHops, link.contribution, ctx, { startSite: start, ...(link.redirect ? { redirect: link.redirect } : {}) });
+}
+
+/** A host first seen as an external link: one `servers` record; with followServers, a new start site. */
+async function recordServer(p: Partition, link: DiscoveredLink, start: string, ctx: ProcessorContext): Promise<void> {
+  const host = hostKey(link.url);
+  const key = SERVER_PREFIX + host;
+  if ((await p.queueStore.get(key)) !== undefined) return;
+  p.queueStore.put(key, '');
+  p.stats.externalServers = (p.stats.externalServers ?? 0) + 1;
+  p.stats.serversByDepth = countAtDepth(p.stats.serversByDepth, link.depth);
+  const record: ServerRecord = { v: SCHEMA_VERSION, host, firstUrl: link.url, startSite: start, depth: link.depth, time: ctx.now() };
+  ctx.emit('servers', host, record);
+  if (p.options.followServers) await discover(p, serverRoot(link.url), 0, 0, 1, ctx, { seed: true, startSite: hostName(host) });
 }
 
 /** The link's target may be queued: inside the crawl scope and passing include/exclude. */
@@ -42,6 +87,10 @@ export async function onLink(p: Partition, link: DiscoveredLink, ctx: ProcessorC
     // Score passed on by another partition's fetched page: it updates a known URL only.
     const known = await p.urls.get(link.url);
     if (known) await receive(p, link.url, known, link.contribution, link.depth, true, ctx);
+    return;
+  }
+  if (p.options.mode === 'discovery') {
+    await onDiscoveryLink(p, link, ctx);
     return;
   }
   if (!inScope(p, link.url)) {
@@ -74,8 +123,8 @@ function linkGain(p: Partition, contribution: number): number {
  * target (`redirect`: the chain that led to it) is queued ahead of the host's other new URLs and
  * fetched with the chain; a known one is not fetched again (which also ends redirect loops).
  */
-async function discover(p: Partition, url: string, depth: number, cgiHops: number, contribution: number, ctx: ProcessorContext, origin: { seed?: boolean; redirect?: RedirectHop[] } = {}): Promise<void> {
-  const { seed = false, redirect } = origin;
+async function discover(p: Partition, url: string, depth: number, cgiHops: number, contribution: number, ctx: ProcessorContext, origin: { seed?: boolean; redirect?: RedirectHop[]; startSite?: string } = {}): Promise<void> {
+  const { seed = false, redirect, startSite } = origin;
   const known = await p.urls.get(url);
   const gain = linkGain(p, contribution);
   if (known) {
@@ -111,7 +160,7 @@ async function discover(p: Partition, url: string, depth: number, cgiHops: numbe
   // A redirect target goes ahead of its host's template rounds: it stands for a page already asked for.
   const q = queueKey(host, queueScore(score, redirect), p.stats.seq++, redirect ? 0 : admission.round);
   p.queues.add(host, q, url);
-  p.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q, ...(redirect ? { rc: redirect } : {}) });
+  p.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q, ...(redirect ? { rc: redirect } : {}), ...(startSite !== undefined ? { o: startSite } : {}) });
   if (redirect) p.stats.redirectTargetsQueued = (p.stats.redirectTargetsQueued ?? 0) + 1;
   p.stats.urlsKnown++;
   state.queued++;

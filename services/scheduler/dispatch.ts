@@ -214,7 +214,7 @@ export function emitRequest(
   state: HostState,
   url: string,
   kind: RequestKind,
-  u: Pick<UrlState, 'd' | 'c' | 's' | 'e' | 'l' | 'v' | 'rc'>,
+  u: Pick<UrlState, 'd' | 'c' | 's' | 'e' | 'l' | 'v' | 'rc' | 'o'>,
   attempt: number,
   ctx: ProcessorContext,
 ): void {
@@ -233,6 +233,7 @@ export function emitRequest(
     ...(u.e || u.l ? { validators: { ...(u.e ? { etag: u.e } : {}), ...(u.l ? { lastModified: u.l } : {}) } } : {}),
     ...(state.ip ? { ip: state.ip } : {}),
     ...(kind === 'page' && !u.v && u.rc ? { redirects: u.rc } : {}),
+    ...(kind === 'page' && u.o !== undefined ? { startSite: u.o } : {}),
   };
   const rule = ruleFor(p, host);
   if (rule?.userAgent !== undefined) request.userAgent = rule.userAgent;

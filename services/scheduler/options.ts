@@ -142,6 +142,18 @@ export const schedulerOptionsSchema = z.strictObject({
     .array(regexSource)
     .default([])
     .describe('Regular expressions on the normalised URL: a discovered URL matching any is not queued (exclude wins over include).'),
+  mode: z
+    .enum(['crawl', 'discovery'])
+    .default('crawl')
+    .describe("discovery: seed 002's server-discovery crawl — each seed a start site, only its internal URLs (same host or a subdomain) fetched, external hosts reported once on `servers`."),
+  sampleRate: z
+    .number()
+    .gt(0)
+    .max(1)
+    .default(1)
+    .describe('Discovery mode: share of the internal URLs found at depth n that are crawled at depth n+1 (seed 002: 0.55 finds 95 % of the servers at ~55 % load).'),
+  sampleSeed: z.number().int().default(1).describe('Discovery mode: seed of the sampling draw (the same seed draws the same sample).'),
+  followServers: z.boolean().default(false).describe('Discovery mode: every new server becomes a start site of its own (seed 000 seeds new servers continuously).'),
   changeHammingThreshold: z.number().int().min(0).max(64).default(3).describe('Text fingerprints this close count as the same content (boilerplate-only change).'),
   politeness: politenessConfigSchema
     .omit({ minIntervalMs: true, maxDepth: true, maxCgiHops: true })

@@ -8,7 +8,7 @@
 import type { ProcessorContext } from '../runtime/index.ts';
 import type { OutcomeLink } from '../../schemas/index.ts';
 import { forAgent, rulesForFetchResult, toJSON } from './robots/index.ts';
-import { encodeOutLinks, outLinksKey, packMd5, queueKey, roundScore } from './state.ts';
+import { countAtDepth, encodeOutLinks, outLinksKey, packMd5, queueKey, roundScore } from './state.ts';
 import type { HostState, UrlState } from './state.ts';
 import { hammingDistance } from '../shared/fingerprint.ts';
 import { hostKey, siteOf } from '../shared/url.ts';
@@ -137,6 +137,7 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, state: HostS
   }
   p.stats.pagesFetched++;
   if (first) p.stats.uniqueUrlsFetched++;
+  if (first && p.options.mode === 'discovery') p.stats.pagesByDepth = countAtDepth(p.stats.pagesByDepth, u?.d ?? 0);
   // A distinct page of its site: a new URL that got an answer from the server (seed 000's cap).
   if (first && outcome.result !== 'error') {
     await p.sites.count(siteCapKey(hostKey(outcome.url), p.politeness, siteOf));
@@ -170,6 +171,7 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, state: HostS
     // Last-Modified is kept only for servers without ETags (fewer bytes per known URL).
     ...(!etag && lastModified ? { l: lastModified } : {}),
     ...(u?.r ? { r: u.r } : {}),
+    ...(u?.o !== undefined ? { o: u.o } : {}),
   };
   if (p.options.revisit) trackChange(p, outcome, u, next, first, now, ctx, state);
   p.urls.put(outcome.url, next);

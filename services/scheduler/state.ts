@@ -54,6 +54,8 @@ export interface UrlState {
   t?: number;
   /** while queued as a redirect target: the redirect chain that led here (sent on the request) */
   rc?: RedirectHop[];
+  /** discovery mode: host name of the start site this URL was found from */
+  o?: string;
 }
 
 export interface InFlight {
@@ -151,6 +153,14 @@ export interface PartitionStats extends RedirectCounters {
   outOfScopeSkipped: number;
   /** URLs not queued or given up by a per-host rule (--host-rules: block, maxPages, maxDepth) */
   hostRuleSkipped: number;
+  /** discovery mode: servers (hosts of external links) found, each once */
+  externalServers?: number;
+  /** discovery mode: internal URLs left out of the sample (--sample-rate) */
+  sampleSkipped?: number;
+  /** discovery mode: pages crawled, by depth */
+  pagesByDepth?: number[];
+  /** discovery mode: servers found, by the depth of the link that found them */
+  serversByDepth?: number[];
   revisits: number;
   changed: number;
   /** revisits planned while their host was overloaded (the remedy, if any, applied) */
@@ -251,6 +261,17 @@ export const REVISIT_PREFIX = '\u0001';
 
 export function revisitKey(dueAt: number, url: string): string {
   return `${REVISIT_PREFIX}${String(Math.max(0, Math.round(dueAt))).padStart(15, '0')}\u0000${url}`;
+}
+
+/** Servers a discovery crawl has reported live in the queues store under this prefix. */
+export const SERVER_PREFIX = '\u0007';
+
+/** Adds one to a per-depth counter. */
+export function countAtDepth(list: number[] | undefined, depth: number): number[] {
+  const out = list ? [...list] : [];
+  while (out.length <= depth) out.push(0);
+  out[depth] = (out[depth] ?? 0) + 1;
+  return out;
 }
 
 /** The crawl scope's entries (seed hosts or domains) live in the queues store under this prefix. */
