@@ -12,8 +12,8 @@ import type { Clock, Logger, OutRecord, TopicReplication, Transport } from '../r
 import { schedulerService, CrawlProgress, hostKey } from '../scheduler/service.ts';
 import type { SchedulerOptionsInput, FetchBudget } from '../scheduler/service.ts';
 import type { HostRulesSource } from '../scheduler/host-rules.ts';
-import { depthRows } from '../scheduler/discovery-mode.ts';
-import type { DepthRow } from '../scheduler/discovery-mode.ts';
+import { depthRows } from '../shared/discovery.ts';
+import type { DepthRow } from '../shared/discovery.ts';
 import { fetcherService } from '../fetcher/service.ts';
 import type { FetcherServiceOptions } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';

@@ -4,7 +4,7 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFileSync, writeFileSync, mkdtempSync, mkdirSync } from 'node:fs';
-import { depthCsv, depthChartSvg } from '../scheduler/discovery-report.ts';
+import { depthCsv, depthChartSvg } from '../shared/discovery-report.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCrawl, seedOutRecords, seedRecords } from './crawl.ts';
@@ -21,6 +21,7 @@ import { parseCidr } from '../fetcher/address-policy.ts';
 import { defaultUserAgent, fetchTimeouts, FETCHER_DEFAULTS } from '../fetcher/fetch.ts';
 import { SimWeb } from '../simweb/index.ts';
 import { simulateCommand } from '../ordering/cli.ts';
+import { discoverySimulateCommand } from '../ordering/discovery-cli.ts';
 import { statsCrawlCommand, statsHostsCommand } from './stats.ts';
 import { readSchedulerConfig, schedulerDefaults } from './scheduler-config.ts';
 import { tailCommand } from './tail.ts';
@@ -460,7 +461,11 @@ export function buildProgram(): Command {
 
   program
     .command('simulate')
-    .description('Replay a crawl over a link graph with no network and compare crawl orders (criteria A, B, C of seed 003; CSV, SVG chart, summary.json).')
+    .description('Replay a crawl over a link graph with no network: compare crawl orders (criteria A, B, C of seed 003), or with --mode discovery seed 002\'s server-discovery grid (load and yield ratio by depth); CSV, SVG chart, summary.json.')
+    .addOption(new Option('--mode <mode>', 'ordering: crawl orders (seed 003); discovery: sample 30/55/100 % × query restriction off/on (seed 002)').choices(['ordering', 'discovery']).default('ordering'))
+    .option('--max-depth <n>', 'discovery: depth of the survey (seed 002: D = 16)', int('--max-depth', 0), 16)
+    .option('--sample-seed <n>', 'discovery: seed of the sampling draw', int('--sample-seed', 0), 1)
+    .option('--min-site-pages <n>', 'discovery: without --seed, every host with at least this many pages is a start site (its first page)', int('--min-site-pages', 1), 10)
     .requiredOption('--graph <file>', 'edge list: one "src dst" pair of integer ids per line, # comments')
     .option('--urls <file>', 'node list: "id url" per line (default: <graph>.urls.txt beside an .edges.txt file)')
     .option('--strategy <name>', 'bf | blc | pr | ipr-dl1 | ipr-pl | ipr-vr | ipr-ar | opic | all', 'ipr-dl1')
@@ -468,7 +473,23 @@ export function buildProgram(): Command {
     .option('--out <dir>', 'write curves.csv, chart.svg and summary.json here')
     .option('--recompute-every <pages>', 'PR: pages between PageRank recomputations (default 1 % of the graph)', int('--recompute-every', 1))
     .option('--json', 'print the summary as JSON')
-    .action(async (flags: { graph: string; urls?: string; strategy: string; seed?: string; out?: string; recomputeEvery?: number; json?: boolean }) => {
+    .action(async (flags: { graph: string; urls?: string; strategy: string; seed?: string; out?: string; recomputeEvery?: number; json?: boolean; mode: 'ordering' | 'discovery'; maxDepth: number; sampleSeed: number; minSitePages: number }) => {
+      if (flags.mode === 'discovery') {
+        process.exitCode = discoverySimulateCommand(
+          {
+            graph: flags.graph,
+            ...(flags.urls ? { urls: flags.urls } : {}),
+            ...(flags.seed ? { seed: flags.seed } : {}),
+            ...(flags.out ? { out: flags.out } : {}),
+            maxDepth: flags.maxDepth,
+            sampleSeed: flags.sampleSeed,
+            minSitePages: flags.minSitePages,
+            json: flags.json ?? false,
+          },
+          (l) => console.log(l),
+        );
+        return;
+      }
       process.exitCode = await simulateCommand(
         {
           graph: flags.graph,

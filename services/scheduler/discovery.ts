@@ -13,7 +13,7 @@ import { hostKey, siteOf, stripUrlParams } from '../shared/url.ts';
 import { pastHopLimit, queueScore } from './redirects.ts';
 import { hostState, noteScore, ruleFor, schedule, siteUnderCap } from './partition.ts';
 import { hostName, passesFilter, scopeEntry } from './scope.ts';
-import { classify, sampled, serverRoot } from './discovery-mode.ts';
+import { classify, sampled, serverRoot } from '../shared/discovery.ts';
 import type { Partition } from './partition.ts';
 
 /** Seeds and links with the configured session/tracking parameters removed from their URL. */

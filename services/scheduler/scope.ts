@@ -11,7 +11,9 @@
  * whatever else holds (exclude wins). Seeds are always taken and extend a host/domain scope; seeds
  * added later extend it the same way.
  */
-import { registrableDomain } from '../shared/url.ts';
+import { hostName, registrableDomain } from '../shared/url.ts';
+
+export { hostName, withinDomain } from '../shared/url.ts';
 
 export type ScopeMode = 'host' | 'domain' | 'web';
 
@@ -38,27 +40,11 @@ export function passesFilter(url: string, filter: UrlFilter): boolean {
   return filter.include.length === 0 || filter.include.some((r) => r.test(url));
 }
 
-/** Host name of a host key or URL authority, without port, lower case. */
-export function hostName(host: string): string {
-  const h = host.toLowerCase();
-  if (h.startsWith('[')) {
-    const close = h.indexOf(']');
-    return close > 0 ? h.slice(0, close + 1) : h;
-  }
-  const colon = h.lastIndexOf(':');
-  return colon >= 0 ? h.slice(0, colon) : h;
-}
-
 /** The scope entry a seed on `host` adds: its host name (`host` mode) or registrable domain (`domain`). */
 export function scopeEntry(mode: ScopeMode, host: string): string | undefined {
   if (mode === 'web') return undefined;
   const name = hostName(host);
   return mode === 'host' ? name : registrableDomain(name);
-}
-
-/** `name` equals `root` or is a subdomain of it. */
-export function withinDomain(name: string, root: string): boolean {
-  return name === root || (name.length > root.length && name.endsWith(root) && name.charCodeAt(name.length - root.length - 1) === 46 /* . */);
 }
 
 /**

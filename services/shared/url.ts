@@ -367,6 +367,22 @@ export function registrableDomain(host: string): string {
   return r.isIp !== true && r.domain ? r.domain : name;
 }
 
+/** Host name of a host key or URL authority, without port, lower case. */
+export function hostName(host: string): string {
+  const h = host.toLowerCase();
+  if (h.startsWith('[')) {
+    const close = h.indexOf(']');
+    return close > 0 ? h.slice(0, close + 1) : h;
+  }
+  const colon = h.lastIndexOf(':');
+  return colon >= 0 ? h.slice(0, colon) : h;
+}
+
+/** `name` equals `root` or is a subdomain of it. */
+export function withinDomain(name: string, root: string): boolean {
+  return name === root || (name.length > root.length && name.endsWith(root) && name.charCodeAt(name.length - root.length - 1) === 46 /* . */);
+}
+
 /**
  * The scheduler's unit of politeness and ownership: host[:port] of a URL, lower-case — the same
  * function the parser keys `links` records with, so a host's records always meet its state.

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { classify, depthRows, sampled, serverRoot } from '../../services/scheduler/discovery-mode.ts';
+import { classify, depthRows, sampled, serverRoot } from '../../services/shared/discovery.ts';
 import { openSchedulerDriver, seed, link } from '../support/scheduler-driver.ts';
 import type { FrontierRecord } from '../../schemas/index.ts';
 
@@ -98,5 +98,40 @@ describe('discovery mode in the scheduler', () => {
     assert.equal(b.startSite, 'b.test');
     assert.equal(b.depth, 0);
     await s.stop();
+  });
+});
+
+describe('discovery simulator (seed 002 over a link graph)', () => {
+  it('counts internal pages by depth, external URLs and servers once; query restriction and sampling cut the load', async () => {
+    const { buildCsr, attachUrls } = await import('../../services/ordering/graph.ts');
+    const { simulateDiscovery, relativeRows, defaultStarts } = await import('../../services/ordering/discovery-sim.ts');
+    // 0 http://a.test/ links 1..40 (/p?id=i on a.test), 41 (www.a.test, internal), 42 (b.test, external);
+    // every /p?id=i links 43 (c.test, external); 41 links 44 (c.test/x, external, same server as 43).
+    const urls = ['http://a.test/', ...Array.from({ length: 40 }, (_, i) => `http://a.test/p?id=${i}`), 'http://www.a.test/', 'http://b.test/', 'http://c.test/', 'http://c.test/x'];
+    const src: number[] = [];
+    const dst: number[] = [];
+    const edge = (a: number, b: number): void => {
+      src.push(a);
+      dst.push(b);
+    };
+    for (let i = 1; i <= 42; i++) edge(0, i);
+    for (let i = 1; i <= 40; i++) edge(i, 43);
+    edge(41, 44);
+    const g = attachUrls(buildCsr(urls.length, Uint32Array.from(src), Uint32Array.from(dst)), urls);
+    const full = simulateDiscovery(g, { sampleRate: 1, queryRestriction: false, maxDepth: 5, sampleSeed: 1, starts: [0] });
+    assert.deepEqual(full.pagesByDepth, [1, 41]);
+    assert.deepEqual(full.externalUrlsByDepth, [0, 1, 2]);
+    assert.deepEqual(full.serversByDepth, [0, 1, 1]);
+    assert.equal(full.servers, 2);
+    const query = simulateDiscovery(g, { sampleRate: 1, queryRestriction: true, maxDepth: 5, sampleSeed: 1, starts: [0] });
+    assert.deepEqual(query.pagesByDepth, [1, 2], 'one /p form and www.a.test');
+    assert.equal(query.externalUrls, 3, 'every external URL still found');
+    const rows = relativeRows(query, full, 2);
+    assert.equal(rows[2]!.loadRatio, Math.round((3 / 42) * 1e4) / 1e4);
+    assert.equal(rows[2]!.yieldRatio, 1);
+    const half = simulateDiscovery(g, { sampleRate: 0.5, queryRestriction: false, maxDepth: 5, sampleSeed: 1, starts: [0] });
+    assert.ok(half.pagesByDepth[1]! > 10 && half.pagesByDepth[1]! < 32, String(half.pagesByDepth[1]));
+    assert.deepEqual(defaultStarts(g, 3), [0], 'a.test has 41 pages, c.test 2, the others 1');
+    assert.deepEqual(defaultStarts(g, 2), [0, 43]);
   });
 });

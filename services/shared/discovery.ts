@@ -12,7 +12,7 @@
  *  - The query restriction (a URL counts as visited by its form without the query) is the
  *    scheduler's `queryRestriction: 'form'` (templates.ts).
  */
-import { hostName, withinDomain } from './scope.ts';
+import { hostName, withinDomain } from './url.ts';
 
 export type UrlClass = 'internal' | 'external';
 

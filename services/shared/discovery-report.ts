@@ -2,7 +2,7 @@
  * Seed 002's figures as files: per-depth rows as CSV, and the load-ratio and yield-ratio curves
  * over depth as a small hand-written SVG line chart (one line per series).
  */
-import type { DepthRow } from './discovery-mode.ts';
+import type { DepthRow } from './discovery.ts';
 
 export interface Series {
   readonly name: string;
