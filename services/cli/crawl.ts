@@ -86,11 +86,11 @@ export interface CrawlSummary extends CrawlSnapshot {
 }
 
 /** Seeds as `links` seed records, normalised; invalid ones are reported, not sent. */
-export function seedRecords(urls: readonly string[], now: number): { records: { key: string; value: SeedLink }[]; rejected: { url: string; reason: string }[] } {
+export function seedRecords(urls: readonly string[], now: number, aliases?: ReadonlyMap<string, string>): { records: { key: string; value: SeedLink }[]; rejected: { url: string; reason: string }[] } {
   const records: { key: string; value: SeedLink }[] = [];
   const rejected: { url: string; reason: string }[] = [];
   for (const raw of urls) {
-    const n = normalizeUrl(raw.trim());
+    const n = normalizeUrl(raw.trim(), undefined, aliases && aliases.size > 0 ? { aliases } : undefined);
     if (!n.ok) {
       rejected.push({ url: raw, reason: n.reason });
       continue;
@@ -162,7 +162,9 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const fetcherDef = fetcherService({ ...options.fetcher, clock });
   // The parser removes the same session/tracking parameters the scheduler does.
   const stripParams = options.scheduler?.stripParams !== undefined ? { stripParams: paramFilter(options.scheduler.stripParams) } : {};
-  const parserDef = parserService({ workers: options.parserWorkers ?? defaultParserWorkers(), ...stripParams });
+  // ... and rewrites links on alias hosts to their canonical host, as the scheduler does.
+  const aliases = new Map(Object.entries(options.scheduler?.aliases ?? {}));
+  const parserDef = parserService({ workers: options.parserWorkers ?? defaultParserWorkers(), ...stripParams, ...(aliases.size > 0 ? { aliases } : {}) });
   const services = [
     new StreamService(schedulerService(options.scheduler ?? {}, { progress, ...(budget ? { budget } : {}), ...(options.hostRules ? { hostRules: options.hostRules } : {}) }), common),
     new StreamService(fetcherDef, common),
@@ -192,7 +194,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   try {
     // Topics first (all services' topics and changelogs), so seeds can be sent before anyone joins.
     await transport.ensureTopics(services.flatMap((s) => s.topicDefinitions(partitions)));
-    const { records, rejected } = seedRecords(options.seeds, clock.now());
+    const { records, rejected } = seedRecords(options.seeds, clock.now(), aliases);
     for (const r of rejected) logger.warn({ url: r.url, reason: r.reason }, 'seed rejected');
     if (records.length > 0) {
       await transport.send(seedOutRecords(`${prefix}links`, records, partitions));

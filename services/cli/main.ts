@@ -14,6 +14,7 @@ import { runServiceCommand } from './run-service.ts';
 import { chooseReplication, topicsCreate, topicsDescribe } from './topics.ts';
 import { createLogger, loadRuntimeConfig, silentLogger } from '../runtime/index.ts';
 import { watchHostRules } from './host-rules-file.ts';
+import { parseAliasFile } from '../shared/aliases.ts';
 import { robotsCheckCommand } from '../scheduler/robots/cli.ts';
 import { parseCommand } from '../parser/cli.ts';
 import { createResolver, parseResolveEntry } from '../fetcher/dns.ts';
@@ -75,6 +76,20 @@ function rate(v: string): number {
   return n;
 }
 
+const ALIAS_HELP = 'server aliases: one "alias canonical" pair of host names per line (# comments); URLs on an alias are crawled on the canonical host (seeds, links, scheduler state)';
+
+/** Reads --alias-file (or MEGURI_ALIAS_FILE) into alias → canonical; a bad file stops the command with the line named. */
+function readAliases(file: string | undefined): Record<string, string> {
+  if (file === undefined || file === '') return {};
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new InvalidArgumentError(`cannot read alias file ${file}: ${(err as Error).message}`);
+  }
+  return Object.fromEntries(parseAliasFile(text, `alias file ${file}`));
+}
+
 const HOST_RULES_HELP = 'JSON per-host rules ({"example.org": {"block": true}, "*.shop.example": {"maxPages": 1000}}: block, minIntervalS, maxPages, maxDepth, userAgent), read again when the file changes or on SIGHUP';
 const SCOPE_HELP = "which links are followed: host: the seeds' host names; domain: the seeds' registrable domains and their subdomains; web: every link within --max-depth";
 const INCLUDE_HELP = 'queue only discovered URLs matching this regular expression (on the normalised URL; repeatable: any may match)';
@@ -123,6 +138,7 @@ interface CrawlFlags {
   query: boolean;
   scope?: 'host' | 'domain' | 'web';
   hostRules?: string;
+  aliasFile?: string;
   mode?: 'crawl' | 'discovery';
   sampleRate?: number;
   sampleSeed?: number;
@@ -170,6 +186,7 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--include <regex>', INCLUDE_HELP, collectRegex('--include'), [])
     .option('--exclude <regex>', EXCLUDE_HELP, collectRegex('--exclude'), [])
     .option('--host-rules <file>', HOST_RULES_HELP)
+    .option('--alias-file <file>', ALIAS_HELP)
     .addOption(new Option('--mode <mode>', "crawl; discovery: seed 002's server-discovery crawl — each seed a start site, its internal URLs (same host or a subdomain) followed, external hosts reported once on `servers` (default --max-depth 9)").choices(['crawl', 'discovery']))
     .option('--sample-rate <r>', 'discovery: share of the internal URLs found at depth n crawled at depth n+1 (0 < r ≤ 1; default 1)', rate)
     .option('--sample-seed <n>', 'discovery: seed of the sampling draw (default 1)', int('--sample-seed', 0))
@@ -243,6 +260,7 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
       ...(fromFlag('minIntervalMs') ? { minIntervalMs: Math.round(flags.minInterval * 1000) } : {}),
       ...trapBounds,
       ...scope,
+      ...(flags.aliasFile !== undefined ? { aliases: { ...file.aliases, ...readAliases(flags.aliasFile) } } : {}),
       ...(Object.keys(politenessFlags).length > 0 ? { politeness: { ...file.politeness, ...politenessFlags } } : {}),
       userAgent,
     },
@@ -354,6 +372,7 @@ export function buildProgram(): Command {
     .option('--scheduler-config <file>', 'scheduler: JSON settings file (or MEGURI_SCHEDULER_CONFIG); see `meguri config scheduler`')
     .addOption(new Option('--scope <mode>', `scheduler: ${SCOPE_HELP} (or MEGURI_SCOPE; default web)`).choices(['host', 'domain', 'web']))
     .option('--host-rules <file>', `scheduler: ${HOST_RULES_HELP} (or MEGURI_HOST_RULES)`)
+    .option('--alias-file <file>', `scheduler and parser: ${ALIAS_HELP} (or MEGURI_ALIAS_FILE)`)
     .option('--include <regex>', `scheduler: ${INCLUDE_HELP}`, collectRegex('--include'), [])
     .option('--exclude <regex>', `scheduler: ${EXCLUDE_HELP}`, collectRegex('--exclude'), [])
     .option('--user-agent <ua>', 'User-Agent (or MEGURI_USER_AGENT)')
@@ -372,14 +391,15 @@ export function buildProgram(): Command {
     program
       .command('seed')
       .description('Add seed URLs to a crawl (Kafka, or an embedded log that no process has open).')
-      .argument('<urls...>', 'seed URLs'),
-  ).action(async (urls: string[], flags: LogLocation) => {
+      .argument('<urls...>', 'seed URLs')
+      .option('--alias-file <file>', ALIAS_HELP),
+  ).action(async (urls: string[], flags: LogLocation & { aliasFile?: string }) => {
     const transport = await openLog(flags);
     try {
       const topic = `${flags.topicPrefix}links`;
       const described = await transport.describeTopic(topic);
       if (!described) throw new InvalidArgumentError(`topic ${topic} does not exist: start a crawl or run \`meguri topics create\` first`);
-      const { records, rejected } = seedRecords(urls, Date.now());
+      const { records, rejected } = seedRecords(urls, Date.now(), new Map(Object.entries(readAliases(flags.aliasFile ?? process.env.MEGURI_ALIAS_FILE))));
       for (const r of rejected) console.error(`rejected ${r.url}: ${r.reason}`);
       // Every partition learns the new seeds' hosts/domains: they extend a host/domain scope.
       await transport.send(seedOutRecords(topic, records, described.partitions.length));

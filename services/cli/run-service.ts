@@ -6,6 +6,8 @@ import { ConfigError, StreamService, createLogger, createTransport, loadRuntimeC
 import { schedulerService } from '../scheduler/service.ts';
 import { readSchedulerConfig } from './scheduler-config.ts';
 import { watchHostRules } from './host-rules-file.ts';
+import { parseAliasFile } from '../shared/aliases.ts';
+import { readFileSync } from 'node:fs';
 import type { WatchedHostRules } from './host-rules-file.ts';
 import type { SchedulerOptionsInput } from '../scheduler/options.ts';
 import { fetcherService } from '../fetcher/service.ts';
@@ -105,6 +107,15 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
   let closeExtra = async (): Promise<void> => {};
   const file = name === 'parser' ? {} : readSchedulerConfig((flags.schedulerConfig as string | undefined) ?? env('MEGURI_SCHEDULER_CONFIG'));
   const maxPerIp = maxPerIpSetting(flags, file);
+  // Server aliases, one file for the scheduler and the parsers (--alias-file or MEGURI_ALIAS_FILE).
+  const aliasFile = (flags.aliasFile as string | undefined) ?? env('MEGURI_ALIAS_FILE');
+  let aliases: Record<string, string> = {};
+  try {
+    aliases = aliasFile ? Object.fromEntries(parseAliasFile(readFileSync(aliasFile, 'utf8'), `alias file ${aliasFile}`)) : {};
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  const parserAliases = new Map(Object.entries({ ...file.aliases, ...aliases }));
   if (name === 'scheduler') {
     // Precedence: flags, then MEGURI_* variables, then the settings file, then defaults.
     const explicitAgent = (flags.userAgent as string | undefined) ?? env('MEGURI_USER_AGENT');
@@ -115,6 +126,7 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
         ...(flags.minInterval !== undefined ? { minIntervalMs: Math.round((flags.minInterval as number) * 1000) } : env('MEGURI_MIN_INTERVAL_MS') ? { minIntervalMs: Number(env('MEGURI_MIN_INTERVAL_MS')) } : {}),
         ...(flags.maxDepth !== undefined ? { maxDepth: flags.maxDepth as number } : {}),
         ...scopeSetting(flags, file),
+        ...(Object.keys(aliases).length > 0 ? { aliases: { ...file.aliases, ...aliases } } : {}),
         ...(maxPerIp !== undefined ? { politeness: { ...file.politeness, maxPerIp } } : {}),
         // Fetchers run as separate processes here: learn each host's IP before its first request so
         // the per-IP cap sees every request (a settings file may turn it off).
@@ -137,7 +149,7 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
   } else {
     // The parser removes the session/tracking parameters of the scheduler's settings file, if given.
     const stripParams = readSchedulerConfig((flags.schedulerConfig as string | undefined) ?? env('MEGURI_SCHEDULER_CONFIG')).stripParams;
-    const definition = parserService({ workers: Number(env('MEGURI_PARSER_WORKERS') ?? 0), ...(stripParams !== undefined ? { stripParams: paramFilter(stripParams) } : {}) });
+    const definition = parserService({ workers: Number(env('MEGURI_PARSER_WORKERS') ?? 0), ...(stripParams !== undefined ? { stripParams: paramFilter(stripParams) } : {}), ...(parserAliases.size > 0 ? { aliases: parserAliases } : {}) });
     service = new StreamService(definition, common) as StreamService<unknown>;
     closeExtra = () => definition.close();
   }

@@ -8,7 +8,8 @@ import type { ProcessorContext, InputRecord } from '../runtime/index.ts';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { LinksRecord, DiscoveredLink, SeedLink, RedirectHop, ServerRecord } from '../../schemas/index.ts';
 import { SCOPE_PREFIX, SERVER_PREFIX, countAtDepth, blcTieBreak, decodeOutLinks, outLinksKey, queueKey, queueKeyRound, roundScore } from './state.ts';
-import type { UrlState } from './state.ts';
+import type { HostState, UrlState } from './state.ts';
+import { canonicalUrl, moveToOrigin } from '../shared/aliases.ts';
 import { hostKey, siteOf, stripUrlParams } from '../shared/url.ts';
 import { pastHopLimit, queueScore } from './redirects.ts';
 import { hostState, noteScore, ruleFor, schedule, siteUnderCap } from './partition.ts';
@@ -24,10 +25,32 @@ export function withStrippedUrl(p: Partition, r: InputRecord<LinksRecord>): Inpu
   return url === v.url ? r : { ...r, value: { ...v, url } };
 }
 
+/** Header of a record moved to its canonical host: it is never moved again (no alias ping-pong). */
+const ALIAS_HOP_HEADER = 'meguri-alias-hop';
+
+/**
+ * A seed or link on an alias host (the alias file, or a learned alias of the host) goes to its
+ * canonical host's partition instead; true when it was forwarded. Scope-only seed copies stay (they
+ * are meant for this partition), with their URL on the canonical host.
+ */
+export async function forwardToCanonical(p: Partition, r: InputRecord<LinksRecord>, ctx: ProcessorContext): Promise<boolean> {
+  const v = r.value;
+  if (v.type === 'outcome' || r.headers[ALIAS_HOP_HEADER] !== undefined) return false;
+  let url = canonicalUrl(v.url, p.aliases);
+  if (url === v.url) {
+    const learned = ((await p.hosts.get(hostKey(v.url))) as HostState | undefined)?.al;
+    if (learned !== undefined) url = moveToOrigin(v.url, learned);
+  }
+  if (url === v.url || (v.type === 'seed' && v.scopeOnly)) return false;
+  ctx.emit('links', hostKey(url), { ...v, url }, { headers: { [ALIAS_HOP_HEADER]: '1' } });
+  p.stats.aliasForwarded = (p.stats.aliasForwarded ?? 0) + 1;
+  return true;
+}
+
 export async function onSeed(p: Partition, seed: SeedLink, ctx: ProcessorContext): Promise<void> {
   // Every seed extends a host/domain scope, on every partition (the CLI sends each partition a
   // scope-only copy); only the partition owning the seed's host queues it.
-  const host = hostKey(seed.url);
+  const host = hostKey(seed.scopeOnly ? canonicalUrl(seed.url, p.aliases) : seed.url);
   if (p.scope.add(host)) p.queueStore.put(SCOPE_PREFIX + scopeEntry(p.scope.mode, host)!, '');
   if (seed.scopeOnly) return;
   // Discovery mode: every seed is a start site of its own.

@@ -142,6 +142,10 @@ export const schedulerOptionsSchema = z.strictObject({
     .array(regexSource)
     .default([])
     .describe('Regular expressions on the normalised URL: a discovered URL matching any is not queued (exclude wins over include).'),
+  aliases: z
+    .record(z.string(), z.string())
+    .default({})
+    .describe('Server aliases (seed 004): alias host name → canonical host name; URLs on an alias are moved to the canonical host (also learned from a root that permanently redirects to another host).'),
   mode: z
     .enum(['crawl', 'discovery'])
     .default('crawl')

@@ -15,6 +15,7 @@ import { hostKey, siteOf } from '../shared/url.ts';
 import { afterOutcome, emptyPoliteness, isHostFailure, loadReport, siteCapKey } from './politeness/index.ts';
 import { countRedirectOutcome, ipBelongsToHost, queueScore } from './redirects.ts';
 import { failedRevisit, trackChange } from './revisits.ts';
+import { learnedAlias } from '../shared/aliases.ts';
 import { agentFor, noteScore, releaseIp, ruleFor, schedule, trackParked } from './partition.ts';
 import type { Partition } from './partition.ts';
 
@@ -137,6 +138,13 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, state: HostS
   }
   p.stats.pagesFetched++;
   if (first) p.stats.uniqueUrlsFetched++;
+  // A root that permanently redirects to another host: the host is an alias of it (seed 004).
+  const alias = outcome.result === 'redirect' ? learnedAlias(outcome.url, outcome.status, outcome.location) : undefined;
+  if (alias !== undefined && state.al !== alias) {
+    state.al = alias;
+    p.stats.aliasesLearned = (p.stats.aliasesLearned ?? 0) + 1;
+    ctx.logger.info({ host: hostKey(outcome.url), canonical: alias }, 'host learned as an alias: its links move to the canonical host');
+  }
   if (first && p.options.mode === 'discovery') p.stats.pagesByDepth = countAtDepth(p.stats.pagesByDepth, u?.d ?? 0);
   // A distinct page of its site: a new URL that got an answer from the server (seed 000's cap).
   if (first && outcome.result !== 'error') {

@@ -46,6 +46,8 @@ export interface Partition {
   /** The seeds' hosts or domains (every partition holds every seed's entry) and the include/exclude rules. */
   readonly scope: CrawlScope;
   readonly urlFilter: UrlFilter;
+  /** Server aliases from the settings (alias host name → canonical host name). */
+  readonly aliases: ReadonlyMap<string, string>;
   /** Per-host overrides (--host-rules), read on every use so a reloaded file applies at once. */
   readonly hostRules: HostRulesSource | undefined;
   readonly sites: SiteLedger;

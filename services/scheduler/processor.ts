@@ -33,7 +33,7 @@ import { HostLoadBoard } from './load-metrics.ts';
 import { IpSlots } from './ip-slots.ts';
 import { countIp, countParked, report, saveStats, schedule, trackParked } from './partition.ts';
 import type { FetchBudget, Partition } from './partition.ts';
-import { onLink, onSeed, withStrippedUrl } from './discovery.ts';
+import { forwardToCanonical, onLink, onSeed, withStrippedUrl } from './discovery.ts';
 import { dispatch } from './dispatch.ts';
 import { onOutcome } from './outcomes.ts';
 import { sweepRevisits } from './revisits.ts';
@@ -87,6 +87,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       scope: new CrawlScope(options.scope),
       urlFilter: compileUrlFilter(options.include, options.exclude),
       hostRules: this.extras.hostRules,
+      aliases: new Map(Object.entries(options.aliases).map(([a, c]) => [a.toLowerCase(), c.toLowerCase()])),
       stats: { ...emptyStats(), ...((await hosts.get(STATS_KEY)) as PartitionStats | undefined) },
       heap: new ReadyHeap(),
       scheduled: new Map(),
@@ -146,6 +147,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     await Promise.all([p.urls.prefetch(urls), p.hosts.prefetch(hosts), p.queueStore.prefetch(ledgerKeys)]);
     for (const r of batch) {
       const v = r.value;
+      if (await forwardToCanonical(p, r, ctx)) continue;
       if (v.type === 'link') await onLink(p, v, ctx);
       else if (v.type === 'outcome') await onOutcome(p, v, ctx);
       else await onSeed(p, v, ctx);

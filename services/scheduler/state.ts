@@ -97,6 +97,8 @@ export interface HostState {
   pol?: PolitenessState;
   /** credit of known (revisit) URLs in the new/known split of the host's requests */
   ks?: number;
+  /** learned alias: the origin this host's root permanently redirects to; its links move there */
+  al?: string;
   /** distinct pages fetched: new URLs the server answered (a host rule's maxPages) */
   pg?: number;
   /** set while the host is overloaded: allowed interval (ms), remedy, its factor and delay (ms) */
@@ -153,6 +155,10 @@ export interface PartitionStats extends RedirectCounters {
   outOfScopeSkipped: number;
   /** URLs not queued or given up by a per-host rule (--host-rules: block, maxPages, maxDepth) */
   hostRuleSkipped: number;
+  /** seeds and links moved to their host's canonical host (alias file or learned alias) */
+  aliasForwarded?: number;
+  /** hosts learned to be aliases (root permanently redirected to another host) */
+  aliasesLearned?: number;
   /** discovery mode: servers (hosts of external links) found, each once */
   externalServers?: number;
   /** discovery mode: internal URLs left out of the sample (--sample-rate) */
