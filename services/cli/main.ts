@@ -70,6 +70,11 @@ function collectRegex(flag: string): (v: string, prev: string[]) => string[] {
   };
 }
 
+function queryMode(v: string): 'off' | 'form' | 'all' {
+  if (v !== 'off' && v !== 'form' && v !== 'all') throw new InvalidArgumentError(`--query-restriction must be off, form or all, got ${v} (alone it means form: put it after the seed URLs or before another flag)`);
+  return v;
+}
+
 function rate(v: string): number {
   const n = Number(v);
   if (!(n > 0 && n <= 1)) throw new InvalidArgumentError(`--sample-rate must be a number in (0, 1], got ${v}`);
@@ -134,7 +139,8 @@ interface CrawlFlags {
   siteCapScope?: 'host' | 'domain';
   maxUrlsPerTemplate?: number;
   stripParams?: string[];
-  queryRestriction?: 'off' | 'form' | 'all';
+  /** true: given without a mode (form) */
+  queryRestriction?: 'off' | 'form' | 'all' | true;
   query: boolean;
   scope?: 'host' | 'domain' | 'web';
   hostRules?: string;
@@ -180,7 +186,7 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .addOption(new Option('--site-cap-scope <scope>', 'what --max-pages-per-site counts: a host, or a registrable domain').choices(['host', 'domain']))
     .option('--max-urls-per-template <n>', 'new URLs one URL template of a host may add (trap bound; 0: no limit; default 1000)', int('--max-urls-per-template', 0))
     .option('--strip-params <names>', 'comma-separated query/path parameters removed from URLs, `name*` for a prefix ("" for none; default: session ids and tracking tags)', paramNames)
-    .addOption(new Option('--query-restriction <mode>', 'off; form: a URL is not followed when its form without the query was seen (seed 002); all: no URL with a query is followed').choices(['off', 'form', 'all']))
+    .option('--query-restriction [mode]', 'off; form (the default when no mode is given): a URL is not followed when its form without the query was seen (seed 002); all: no URL with a query is followed', queryMode)
     .option('--no-query', 'seed 002\'s query restriction: same as --query-restriction form')
     .addOption(new Option('--scope <mode>', `${SCOPE_HELP} (default domain)`).choices(['host', 'domain', 'web']))
     .option('--include <regex>', INCLUDE_HELP, collectRegex('--include'), [])
@@ -218,7 +224,7 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
   const trapBounds = {
     ...(flags.maxUrlsPerTemplate !== undefined ? { maxUrlsPerTemplate: flags.maxUrlsPerTemplate } : {}),
     ...(flags.stripParams !== undefined ? { stripParams: flags.stripParams } : {}),
-    ...(flags.queryRestriction !== undefined ? { queryRestriction: flags.queryRestriction } : flags.query === false ? { queryRestriction: 'form' as const } : {}),
+    ...(flags.queryRestriction !== undefined ? { queryRestriction: flags.queryRestriction === true ? ('form' as const) : flags.queryRestriction } : flags.query === false ? { queryRestriction: 'form' as const } : {}),
   };
   // Discovery mode (seed 002): its own depth default (9), sampling and server following.
   const discovery = flags.mode === 'discovery' || file.mode === 'discovery';

@@ -125,7 +125,7 @@ describe('server discovery through meguri crawl --mode discovery', { timeout: 50
 
   it('the query restriction and sampling show in the per-depth figures', async () => {
     const full = await discover(['www.example.jp/list'], []);
-    const noQuery = await discover(['www.example.jp/list'], ['--no-query']);
+    const noQuery = await discover(['www.example.jp/list'], ['--query-restriction']);
     const half = await discover(['www.example.jp/list'], ['--sample-rate', '0.5']);
     const depth1 = (r: { summary: { perDepth: { depth: number; pagesCrawled: number }[] } }): number => r.summary.perDepth.find((d) => d.depth === 1)?.pagesCrawled ?? 0;
     assert.equal(depth1(full), 60);
