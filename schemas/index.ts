@@ -9,6 +9,7 @@ import { linksRecord } from './links.ts';
 import { revisitRecord } from './revisits.ts';
 import { changeRecord } from './changes.ts';
 import { deadletterRecord } from './deadletter.ts';
+import { serverRecord } from './servers.ts';
 
 export * from './common.ts';
 export * from './frontier.ts';
@@ -17,6 +18,7 @@ export * from './links.ts';
 export * from './revisits.ts';
 export * from './changes.ts';
 export * from './deadletter.ts';
+export * from './servers.ts';
 
 /** Schema of each logical topic, by the topic's base name (before any prefix). */
 export const topicSchemas = {
@@ -26,6 +28,7 @@ export const topicSchemas = {
   revisits: revisitRecord,
   changes: changeRecord,
   deadletter: deadletterRecord,
+  servers: serverRecord,
 } as const satisfies Record<string, z.ZodType>;
 
 export type SchemaName = keyof typeof topicSchemas;

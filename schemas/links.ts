@@ -11,6 +11,10 @@ export const seedLink = z.object({
   type: z.literal('seed'),
   url: httpUrl,
   addedAt: epochMs,
+  scopeOnly: z
+    .boolean()
+    .optional()
+    .describe("A copy of a seed sent to every scheduler partition so each knows the crawl scope (`host`/`domain`): it extends the scope and queues nothing."),
 });
 
 /** A discovered link, keyed by the target's host so the owning scheduler partition receives it. */
@@ -29,6 +33,12 @@ export const discoveredLink = z.object({
     .boolean()
     .optional()
     .describe('Score passed on by the scheduler from an already-fetched page (IPR VR/AR cut-offs): updates a known URL, never discovers one.'),
+  startSite: z
+    .string()
+    .min(1)
+    .max(300)
+    .optional()
+    .describe('Discovery crawl (seed 002): host name of the start site the source page was crawled for (from its request).'),
   redirect: z
     .array(redirectHop)
     .min(1)

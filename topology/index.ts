@@ -98,6 +98,16 @@ export const topics: readonly TopicSpec[] = [
     description: 'New, changed and gone pages for subscribers, each pointing at its `pages` record.',
   },
   {
+    name: 'servers',
+    schema: 'servers',
+    partitions: DEFAULT_PARTITIONS,
+    key: 'host',
+    cleanupPolicy: 'delete',
+    retentionMs: 90 * DAY,
+    compression: 'producer',
+    description: 'Servers (hosts) found by a discovery crawl (seed 002): each host once, with the first URL seen, its start site and depth.',
+  },
+  {
     name: 'deadletter',
     schema: 'deadletter',
     partitions: 1,
@@ -115,7 +125,8 @@ export const services: readonly ServiceSpec[] = [
     stateful: true,
     reads: ['links'],
     // links: score passed on from fetched pages to other partitions (IPR VR/AR cut-offs)
-    writes: ['frontier', 'links', 'revisits', 'changes', 'deadletter'],
+    // servers: hosts found by a discovery crawl (seed 002)
+    writes: ['frontier', 'links', 'revisits', 'changes', 'servers', 'deadletter'],
     stores: [
       { name: 'urls', changelog: true, description: 'Per-URL state: seen, depth, score, estimator, hashes, validators.' },
       { name: 'hosts', changelog: true, description: 'Per-host state: robots, politeness clock, in-flight request, load.' },

@@ -8,9 +8,12 @@ import { availableParallelism } from 'node:os';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { SeedLink } from '../../schemas/index.ts';
 import { StreamService, createTransport, silentLogger, systemClock } from '../runtime/index.ts';
-import type { Clock, Logger, TopicReplication, Transport } from '../runtime/index.ts';
+import type { Clock, Logger, OutRecord, TopicReplication, Transport } from '../runtime/index.ts';
 import { schedulerService, CrawlProgress, hostKey } from '../scheduler/service.ts';
 import type { SchedulerOptionsInput, FetchBudget } from '../scheduler/service.ts';
+import type { HostRulesSource } from '../scheduler/host-rules.ts';
+import { depthRows } from '../shared/discovery.ts';
+import type { DepthRow } from '../shared/discovery.ts';
 import { fetcherService } from '../fetcher/service.ts';
 import type { FetcherServiceOptions } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';
@@ -30,6 +33,8 @@ export interface CrawlOptions {
   readonly maxPages?: number;
   readonly untilIdle?: boolean;
   readonly scheduler?: SchedulerOptionsInput;
+  /** Per-host rules (`--host-rules`), read on every use: a watcher may swap them while the crawl runs. */
+  readonly hostRules?: HostRulesSource;
   readonly fetcher?: FetcherServiceOptions;
   /** Worker threads that parse pages (default: cores − 2, at most 4; none on 2 cores). */
   readonly parserWorkers?: number;
@@ -66,6 +71,14 @@ export interface CrawlSummary extends CrawlSnapshot {
   readonly siteCapSkipped: number;
   readonly templateSkipped: number;
   readonly querySkipped: number;
+  /** discovered URLs outside the crawl scope (--scope host/domain) or refused by --include/--exclude */
+  readonly outOfScopeSkipped: number;
+  /** URLs not queued or given up by a per-host rule (--host-rules: block, maxPages, maxDepth) */
+  readonly hostRuleSkipped: number;
+  /** discovery mode (seed 002): servers found, internal URLs left out of the sample, and the figures by depth */
+  readonly externalServers?: number;
+  readonly sampleSkipped?: number;
+  readonly perDepth?: DepthRow[];
   /** failed first fetches (429, 5xx, timeouts, resets) queued again, not counted in pagesFetched */
   readonly pageRetries: number;
   readonly lost: number;
@@ -73,11 +86,11 @@ export interface CrawlSummary extends CrawlSnapshot {
 }
 
 /** Seeds as `links` seed records, normalised; invalid ones are reported, not sent. */
-export function seedRecords(urls: readonly string[], now: number): { records: { key: string; value: SeedLink }[]; rejected: { url: string; reason: string }[] } {
+export function seedRecords(urls: readonly string[], now: number, aliases?: ReadonlyMap<string, string>): { records: { key: string; value: SeedLink }[]; rejected: { url: string; reason: string }[] } {
   const records: { key: string; value: SeedLink }[] = [];
   const rejected: { url: string; reason: string }[] = [];
   for (const raw of urls) {
-    const n = normalizeUrl(raw.trim());
+    const n = normalizeUrl(raw.trim(), undefined, aliases && aliases.size > 0 ? { aliases } : undefined);
     if (!n.ok) {
       rejected.push({ url: raw, reason: n.reason });
       continue;
@@ -85,6 +98,21 @@ export function seedRecords(urls: readonly string[], now: number): { records: { 
     records.push({ key: hostKey(n.url), value: { v: SCHEMA_VERSION, type: 'seed', url: n.url, addedAt: now } });
   }
   return { records, rejected };
+}
+
+/**
+ * The `links` records that add seeds to a crawl: each seed keyed by its host (the owning scheduler
+ * partition queues it), plus a scope-only copy for every partition, so each partition's crawl
+ * scope (host/domain) holds every seed whatever partition owns the links it judges.
+ */
+export function seedOutRecords(topic: string, records: readonly { key: string; value: SeedLink }[], partitions: number): OutRecord[] {
+  const out: OutRecord[] = [];
+  for (const r of records) {
+    out.push({ topic, key: r.key, value: Buffer.from(JSON.stringify(r.value)) });
+    const copy: SeedLink = { ...r.value, scopeOnly: true };
+    for (let partition = 0; partition < partitions; partition++) out.push({ topic, key: r.key, value: Buffer.from(JSON.stringify(copy)), partition });
+  }
+  return out;
 }
 
 /** Records of `topic` the group has not committed yet, over all partitions. */
@@ -134,9 +162,11 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const fetcherDef = fetcherService({ ...options.fetcher, clock });
   // The parser removes the same session/tracking parameters the scheduler does.
   const stripParams = options.scheduler?.stripParams !== undefined ? { stripParams: paramFilter(options.scheduler.stripParams) } : {};
-  const parserDef = parserService({ workers: options.parserWorkers ?? defaultParserWorkers(), ...stripParams });
+  // ... and rewrites links on alias hosts to their canonical host, as the scheduler does.
+  const aliases = new Map(Object.entries(options.scheduler?.aliases ?? {}));
+  const parserDef = parserService({ workers: options.parserWorkers ?? defaultParserWorkers(), ...stripParams, ...(aliases.size > 0 ? { aliases } : {}) });
   const services = [
-    new StreamService(schedulerService(options.scheduler ?? {}, { progress, ...(budget ? { budget } : {}) }), common),
+    new StreamService(schedulerService(options.scheduler ?? {}, { progress, ...(budget ? { budget } : {}), ...(options.hostRules ? { hostRules: options.hostRules } : {}) }), common),
     new StreamService(fetcherDef, common),
     new StreamService(parserDef, common),
   ];
@@ -164,10 +194,10 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   try {
     // Topics first (all services' topics and changelogs), so seeds can be sent before anyone joins.
     await transport.ensureTopics(services.flatMap((s) => s.topicDefinitions(partitions)));
-    const { records, rejected } = seedRecords(options.seeds, clock.now());
+    const { records, rejected } = seedRecords(options.seeds, clock.now(), aliases);
     for (const r of rejected) logger.warn({ url: r.url, reason: r.reason }, 'seed rejected');
     if (records.length > 0) {
-      await transport.send(records.map((r) => ({ topic: `${prefix}links`, key: r.key, value: Buffer.from(JSON.stringify(r.value)) })));
+      await transport.send(seedOutRecords(`${prefix}links`, records, partitions));
     }
     for (const s of services) await s.start();
     await Promise.all(services.map((s) => s.ready()));
@@ -212,5 +242,9 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const t = progress.totals();
   let deadletters = 0;
   for (const s of services) for (const v of (await s.metrics.deadletters.get()).values) deadletters += v.value;
-  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, pageRetries: t.pageRetries ?? 0, lost: t.lost, deadletters };
+  const discovery =
+    options.scheduler?.mode === 'discovery'
+      ? { externalServers: t.externalServers ?? 0, sampleSkipped: t.sampleSkipped ?? 0, perDepth: depthRows(t.pagesByDepth ?? [], t.serversByDepth ?? []) }
+      : {};
+  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, outOfScopeSkipped: t.outOfScopeSkipped ?? 0, hostRuleSkipped: t.hostRuleSkipped ?? 0, pageRetries: t.pageRetries ?? 0, lost: t.lost, deadletters, ...discovery };
 }

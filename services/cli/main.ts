@@ -3,15 +3,18 @@
  * non-zero exit code. Long-running commands log JSON (pino) to stderr and keep stdout for results.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdtempSync, mkdirSync } from 'node:fs';
+import { depthCsv, depthChartSvg } from '../shared/discovery-report.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCrawl, seedRecords } from './crawl.ts';
+import { runCrawl, seedOutRecords, seedRecords } from './crawl.ts';
 import type { CrawlOptions, CrawlSummary } from './crawl.ts';
 import { startProgress } from './progress-display.ts';
 import { runServiceCommand } from './run-service.ts';
 import { chooseReplication, topicsCreate, topicsDescribe } from './topics.ts';
-import { createLogger, loadRuntimeConfig } from '../runtime/index.ts';
+import { createLogger, loadRuntimeConfig, silentLogger } from '../runtime/index.ts';
+import { watchHostRules } from './host-rules-file.ts';
+import { parseAliasFile } from '../shared/aliases.ts';
 import { robotsCheckCommand } from '../scheduler/robots/cli.ts';
 import { parseCommand } from '../parser/cli.ts';
 import { createResolver, parseResolveEntry } from '../fetcher/dns.ts';
@@ -19,6 +22,7 @@ import { parseCidr } from '../fetcher/address-policy.ts';
 import { defaultUserAgent, fetchTimeouts, FETCHER_DEFAULTS } from '../fetcher/fetch.ts';
 import { SimWeb } from '../simweb/index.ts';
 import { simulateCommand } from '../ordering/cli.ts';
+import { discoverySimulateCommand } from '../ordering/discovery-cli.ts';
 import { statsCrawlCommand, statsHostsCommand } from './stats.ts';
 import { readSchedulerConfig, schedulerDefaults } from './scheduler-config.ts';
 import { tailCommand } from './tail.ts';
@@ -53,6 +57,48 @@ function collect(v: string, prev: string[]): string[] {
   parseResolveEntry(v); // fail fast on a malformed entry
   return [...prev, v];
 }
+
+/** Repeatable regular-expression flag (--include/--exclude), refused at once when it does not compile. */
+function collectRegex(flag: string): (v: string, prev: string[]) => string[] {
+  return (v, prev) => {
+    try {
+      new RegExp(v);
+    } catch (err) {
+      throw new InvalidArgumentError(`${flag} ${JSON.stringify(v)}: ${(err as Error).message}`);
+    }
+    return [...prev, v];
+  };
+}
+
+function queryMode(v: string): 'off' | 'form' | 'all' {
+  if (v !== 'off' && v !== 'form' && v !== 'all') throw new InvalidArgumentError(`--query-restriction must be off, form or all, got ${v} (alone it means form: put it after the seed URLs or before another flag)`);
+  return v;
+}
+
+function rate(v: string): number {
+  const n = Number(v);
+  if (!(n > 0 && n <= 1)) throw new InvalidArgumentError(`--sample-rate must be a number in (0, 1], got ${v}`);
+  return n;
+}
+
+const ALIAS_HELP = 'server aliases: one "alias canonical" pair of host names per line (# comments); URLs on an alias are crawled on the canonical host (seeds, links, scheduler state)';
+
+/** Reads --alias-file (or MEGURI_ALIAS_FILE) into alias → canonical; a bad file stops the command with the line named. */
+function readAliases(file: string | undefined): Record<string, string> {
+  if (file === undefined || file === '') return {};
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new InvalidArgumentError(`cannot read alias file ${file}: ${(err as Error).message}`);
+  }
+  return Object.fromEntries(parseAliasFile(text, `alias file ${file}`));
+}
+
+const HOST_RULES_HELP = 'JSON per-host rules ({"example.org": {"block": true}, "*.shop.example": {"maxPages": 1000}}: block, minIntervalS, maxPages, maxDepth, userAgent), read again when the file changes or on SIGHUP';
+const SCOPE_HELP = "which links are followed: host: the seeds' host names; domain: the seeds' registrable domains and their subdomains; web: every link within --max-depth";
+const INCLUDE_HELP = 'queue only discovered URLs matching this regular expression (on the normalised URL; repeatable: any may match)';
+const EXCLUDE_HELP = 'never queue discovered URLs matching this regular expression (repeatable; exclude wins over include)';
 
 function collectCidr(v: string, prev: string[]): string[] {
   try {
@@ -93,8 +139,19 @@ interface CrawlFlags {
   siteCapScope?: 'host' | 'domain';
   maxUrlsPerTemplate?: number;
   stripParams?: string[];
-  queryRestriction?: 'off' | 'form' | 'all';
+  /** true: given without a mode (form) */
+  queryRestriction?: 'off' | 'form' | 'all' | true;
   query: boolean;
+  scope?: 'host' | 'domain' | 'web';
+  hostRules?: string;
+  aliasFile?: string;
+  mode?: 'crawl' | 'discovery';
+  sampleRate?: number;
+  sampleSeed?: number;
+  followServers?: boolean;
+  out?: string;
+  include: string[];
+  exclude: string[];
 }
 
 function paramNames(v: string): string[] {
@@ -129,8 +186,18 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .addOption(new Option('--site-cap-scope <scope>', 'what --max-pages-per-site counts: a host, or a registrable domain').choices(['host', 'domain']))
     .option('--max-urls-per-template <n>', 'new URLs one URL template of a host may add (trap bound; 0: no limit; default 1000)', int('--max-urls-per-template', 0))
     .option('--strip-params <names>', 'comma-separated query/path parameters removed from URLs, `name*` for a prefix ("" for none; default: session ids and tracking tags)', paramNames)
-    .addOption(new Option('--query-restriction <mode>', 'off; form: a URL is not followed when its form without the query was seen (seed 002); all: no URL with a query is followed').choices(['off', 'form', 'all']))
+    .option('--query-restriction [mode]', 'off; form (the default when no mode is given): a URL is not followed when its form without the query was seen (seed 002); all: no URL with a query is followed', queryMode)
     .option('--no-query', 'seed 002\'s query restriction: same as --query-restriction form')
+    .addOption(new Option('--scope <mode>', `${SCOPE_HELP} (default domain)`).choices(['host', 'domain', 'web']))
+    .option('--include <regex>', INCLUDE_HELP, collectRegex('--include'), [])
+    .option('--exclude <regex>', EXCLUDE_HELP, collectRegex('--exclude'), [])
+    .option('--host-rules <file>', HOST_RULES_HELP)
+    .option('--alias-file <file>', ALIAS_HELP)
+    .addOption(new Option('--mode <mode>', "crawl; discovery: seed 002's server-discovery crawl — each seed a start site, its internal URLs (same host or a subdomain) followed, external hosts reported once on `servers` (default --max-depth 9)").choices(['crawl', 'discovery']))
+    .option('--sample-rate <r>', 'discovery: share of the internal URLs found at depth n crawled at depth n+1 (0 < r ≤ 1; default 1)', rate)
+    .option('--sample-seed <n>', 'discovery: seed of the sampling draw (default 1)', int('--sample-seed', 0))
+    .option('--follow-servers', 'discovery: every new server becomes a start site of its own')
+    .option('--out <dir>', 'discovery: write the per-depth figures there as discovery.csv and discovery.svg')
     .addOption(new Option('--log-level <level>', 'log level (JSON logs on stderr)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'));
 }
 
@@ -157,7 +224,22 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
   const trapBounds = {
     ...(flags.maxUrlsPerTemplate !== undefined ? { maxUrlsPerTemplate: flags.maxUrlsPerTemplate } : {}),
     ...(flags.stripParams !== undefined ? { stripParams: flags.stripParams } : {}),
-    ...(flags.queryRestriction !== undefined ? { queryRestriction: flags.queryRestriction } : flags.query === false ? { queryRestriction: 'form' as const } : {}),
+    ...(flags.queryRestriction !== undefined ? { queryRestriction: flags.queryRestriction === true ? ('form' as const) : flags.queryRestriction } : flags.query === false ? { queryRestriction: 'form' as const } : {}),
+  };
+  // Discovery mode (seed 002): its own depth default (9), sampling and server following.
+  const discovery = flags.mode === 'discovery' || file.mode === 'discovery';
+  const discoveryFlags = {
+    ...(flags.mode !== undefined ? { mode: flags.mode } : {}),
+    ...(flags.sampleRate !== undefined ? { sampleRate: flags.sampleRate } : {}),
+    ...(flags.sampleSeed !== undefined ? { sampleSeed: flags.sampleSeed } : {}),
+    ...(flags.followServers ? { followServers: true } : {}),
+  };
+  const maxDepth = discovery && !explicit.has('maxDepth') ? (file.maxDepth ?? 9) : flags.maxDepth;
+  // `meguri crawl` stays on the seeds' domains unless told otherwise (pods default to the web).
+  const scope = {
+    scope: flags.scope ?? file.scope ?? ('domain' as const),
+    include: [...(file.include ?? []), ...flags.include],
+    exclude: [...(file.exclude ?? []), ...flags.exclude],
   };
   const politenessFlags = {
     ...(flags.maxPagesPerSite !== undefined ? { maxPagesPerSite: flags.maxPagesPerSite } : {}),
@@ -179,9 +261,12 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
     untilIdle: flags.untilIdle ?? false,
     scheduler: {
       ...file,
-      ...(fromFlag('maxDepth') ? { maxDepth: flags.maxDepth } : {}),
+      ...(fromFlag('maxDepth') ? { maxDepth } : {}),
+      ...discoveryFlags,
       ...(fromFlag('minIntervalMs') ? { minIntervalMs: Math.round(flags.minInterval * 1000) } : {}),
       ...trapBounds,
+      ...scope,
+      ...(flags.aliasFile !== undefined ? { aliases: { ...file.aliases, ...readAliases(flags.aliasFile) } } : {}),
       ...(Object.keys(politenessFlags).length > 0 ? { politeness: { ...file.politeness, ...politenessFlags } } : {}),
       userAgent,
     },
@@ -197,6 +282,16 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
 }
 
 async function crawlWithDisplay(options: CrawlOptions, flags: CrawlFlags): Promise<CrawlSummary> {
+  // A bad rules file stops the command here, before anything starts, with the key named.
+  const hostRules = flags.hostRules !== undefined ? watchHostRules(flags.hostRules, options.logger ?? silentLogger) : undefined;
+  try {
+    return await crawlWithSignals({ ...options, ...(hostRules ? { hostRules } : {}) }, flags);
+  } finally {
+    hostRules?.close();
+  }
+}
+
+async function crawlWithSignals(options: CrawlOptions, flags: CrawlFlags): Promise<CrawlSummary> {
   const abort = new AbortController();
   const onSignal = (): void => abort.abort();
   process.once('SIGINT', onSignal);
@@ -237,6 +332,12 @@ export function buildProgram(): Command {
     if (options.seeds.length === 0) throw new InvalidArgumentError('give seed URLs or --seeds-file (or add seeds to a running crawl with `meguri seed`)');
     const summary = await crawlWithDisplay(options, flags);
     report(summary, flags.summaryJson);
+    if (flags.out !== undefined && summary.perDepth) {
+      mkdirSync(flags.out, { recursive: true });
+      const series = [{ name: 'crawl', rows: summary.perDepth }];
+      writeFileSync(join(flags.out, 'discovery.csv'), depthCsv(series));
+      writeFileSync(join(flags.out, 'discovery.svg'), depthChartSvg(series, `Server discovery: ${summary.externalServers ?? 0} servers, ${summary.uniqueUrlsFetched} pages`));
+    }
   });
 
   addCrawlFlags(
@@ -275,6 +376,11 @@ export function buildProgram(): Command {
     .option('--max-depth <n>', 'scheduler: maximum hops from a seed', int('--max-depth', 0))
     .option('--max-per-ip <n>', 'scheduler and fetcher: requests in flight to one server IP (or MEGURI_MAX_PER_IP; default: politeness.maxPerIp of the scheduler config, else 2)', int('--max-per-ip', 1))
     .option('--scheduler-config <file>', 'scheduler: JSON settings file (or MEGURI_SCHEDULER_CONFIG); see `meguri config scheduler`')
+    .addOption(new Option('--scope <mode>', `scheduler: ${SCOPE_HELP} (or MEGURI_SCOPE; default web)`).choices(['host', 'domain', 'web']))
+    .option('--host-rules <file>', `scheduler: ${HOST_RULES_HELP} (or MEGURI_HOST_RULES)`)
+    .option('--alias-file <file>', `scheduler and parser: ${ALIAS_HELP} (or MEGURI_ALIAS_FILE)`)
+    .option('--include <regex>', `scheduler: ${INCLUDE_HELP}`, collectRegex('--include'), [])
+    .option('--exclude <regex>', `scheduler: ${EXCLUDE_HELP}`, collectRegex('--exclude'), [])
     .option('--user-agent <ua>', 'User-Agent (or MEGURI_USER_AGENT)')
     .option('--contact <url>', 'contact URL for the default User-Agent (or MEGURI_CONTACT_URL)')
     .option('--resolve <pattern=ip>', 'fetcher: static name resolution (repeatable)', collect, [])
@@ -291,15 +397,18 @@ export function buildProgram(): Command {
     program
       .command('seed')
       .description('Add seed URLs to a crawl (Kafka, or an embedded log that no process has open).')
-      .argument('<urls...>', 'seed URLs'),
-  ).action(async (urls: string[], flags: LogLocation) => {
+      .argument('<urls...>', 'seed URLs')
+      .option('--alias-file <file>', ALIAS_HELP),
+  ).action(async (urls: string[], flags: LogLocation & { aliasFile?: string }) => {
     const transport = await openLog(flags);
     try {
       const topic = `${flags.topicPrefix}links`;
-      if (!(await transport.describeTopic(topic))) throw new InvalidArgumentError(`topic ${topic} does not exist: start a crawl or run \`meguri topics create\` first`);
-      const { records, rejected } = seedRecords(urls, Date.now());
+      const described = await transport.describeTopic(topic);
+      if (!described) throw new InvalidArgumentError(`topic ${topic} does not exist: start a crawl or run \`meguri topics create\` first`);
+      const { records, rejected } = seedRecords(urls, Date.now(), new Map(Object.entries(readAliases(flags.aliasFile ?? process.env.MEGURI_ALIAS_FILE))));
       for (const r of rejected) console.error(`rejected ${r.url}: ${r.reason}`);
-      await transport.send(records.map((r) => ({ topic, key: r.key, value: Buffer.from(JSON.stringify(r.value)) })));
+      // Every partition learns the new seeds' hosts/domains: they extend a host/domain scope.
+      await transport.send(seedOutRecords(topic, records, described.partitions.length));
       console.log(`added ${records.length} seed(s) to ${topic}`);
       if (rejected.length > 0) process.exitCode = 1;
     } finally {
@@ -378,7 +487,11 @@ export function buildProgram(): Command {
 
   program
     .command('simulate')
-    .description('Replay a crawl over a link graph with no network and compare crawl orders (criteria A, B, C of seed 003; CSV, SVG chart, summary.json).')
+    .description('Replay a crawl over a link graph with no network: compare crawl orders (criteria A, B, C of seed 003), or with --mode discovery seed 002\'s server-discovery grid (load and yield ratio by depth); CSV, SVG chart, summary.json.')
+    .addOption(new Option('--mode <mode>', 'ordering: crawl orders (seed 003); discovery: sample 30/55/100 % × query restriction off/on (seed 002)').choices(['ordering', 'discovery']).default('ordering'))
+    .option('--max-depth <n>', 'discovery: depth of the survey (seed 002: D = 16)', int('--max-depth', 0), 16)
+    .option('--sample-seed <n>', 'discovery: seed of the sampling draw', int('--sample-seed', 0), 1)
+    .option('--min-site-pages <n>', 'discovery: without --seed, every host with at least this many pages is a start site (its first page)', int('--min-site-pages', 1), 10)
     .requiredOption('--graph <file>', 'edge list: one "src dst" pair of integer ids per line, # comments')
     .option('--urls <file>', 'node list: "id url" per line (default: <graph>.urls.txt beside an .edges.txt file)')
     .option('--strategy <name>', 'bf | blc | pr | ipr-dl1 | ipr-pl | ipr-vr | ipr-ar | opic | all', 'ipr-dl1')
@@ -386,7 +499,23 @@ export function buildProgram(): Command {
     .option('--out <dir>', 'write curves.csv, chart.svg and summary.json here')
     .option('--recompute-every <pages>', 'PR: pages between PageRank recomputations (default 1 % of the graph)', int('--recompute-every', 1))
     .option('--json', 'print the summary as JSON')
-    .action(async (flags: { graph: string; urls?: string; strategy: string; seed?: string; out?: string; recomputeEvery?: number; json?: boolean }) => {
+    .action(async (flags: { graph: string; urls?: string; strategy: string; seed?: string; out?: string; recomputeEvery?: number; json?: boolean; mode: 'ordering' | 'discovery'; maxDepth: number; sampleSeed: number; minSitePages: number }) => {
+      if (flags.mode === 'discovery') {
+        process.exitCode = discoverySimulateCommand(
+          {
+            graph: flags.graph,
+            ...(flags.urls ? { urls: flags.urls } : {}),
+            ...(flags.seed ? { seed: flags.seed } : {}),
+            ...(flags.out ? { out: flags.out } : {}),
+            maxDepth: flags.maxDepth,
+            sampleSeed: flags.sampleSeed,
+            minSitePages: flags.minSitePages,
+            json: flags.json ?? false,
+          },
+          (l) => console.log(l),
+        );
+        return;
+      }
       process.exitCode = await simulateCommand(
         {
           graph: flags.graph,

@@ -5,6 +5,10 @@
 import { ConfigError, StreamService, createLogger, createTransport, loadRuntimeConfig, onShutdownSignal, startHealthServer } from '../runtime/index.ts';
 import { schedulerService } from '../scheduler/service.ts';
 import { readSchedulerConfig } from './scheduler-config.ts';
+import { watchHostRules } from './host-rules-file.ts';
+import { parseAliasFile } from '../shared/aliases.ts';
+import { readFileSync } from 'node:fs';
+import type { WatchedHostRules } from './host-rules-file.ts';
 import type { SchedulerOptionsInput } from '../scheduler/options.ts';
 import { fetcherService } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';
@@ -37,6 +41,17 @@ function maxPerIpSetting(flags: Record<string, unknown>, file: SchedulerOptionsI
   return file.politeness?.maxPerIp;
 }
 
+/** Crawl scope of a scheduler pod: --scope, else MEGURI_SCOPE, else the settings file, else web. */
+function scopeSetting(flags: Record<string, unknown>, file: SchedulerOptionsInput): Pick<SchedulerOptionsInput, 'scope' | 'include' | 'exclude'> {
+  const scope = (flags.scope as string | undefined) ?? env('MEGURI_SCOPE') ?? file.scope ?? 'web';
+  if (scope !== 'host' && scope !== 'domain' && scope !== 'web') throw new ConfigError(`MEGURI_SCOPE must be host, domain or web, got ${scope}`);
+  return {
+    scope,
+    include: [...(file.include ?? []), ...((flags.include as string[] | undefined) ?? [])],
+    exclude: [...(file.exclude ?? []), ...((flags.exclude as string[] | undefined) ?? [])],
+  };
+}
+
 export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser', flags: Record<string, unknown>): Promise<void> {
   const config = loadRuntimeConfig({
     ...(flags.kafka ? { kafkaBrokers: flags.kafka, transport: 'kafka' } : {}),
@@ -56,6 +71,14 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
     }
   }
   const logger = createLogger({ name: `meguri-${name}`, level: config.logLevel });
+  // Per-host rules, watched while the scheduler runs; a bad file stops it here with the key named.
+  const hostRulesFile = name === 'scheduler' ? ((flags.hostRules as string | undefined) ?? env('MEGURI_HOST_RULES')) : undefined;
+  let hostRules: WatchedHostRules | undefined;
+  try {
+    hostRules = hostRulesFile ? watchHostRules(hostRulesFile, logger) : undefined;
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
   // Pods leave topics to the operator (`meguri topics create`, Strimzi KafkaTopics) unless told
   // otherwise; then with the cluster's replication (default 3 copies, 2 in sync), never fewer.
   const createTopics = config.transport === 'embedded' || config.createTopics;
@@ -84,6 +107,15 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
   let closeExtra = async (): Promise<void> => {};
   const file = name === 'parser' ? {} : readSchedulerConfig((flags.schedulerConfig as string | undefined) ?? env('MEGURI_SCHEDULER_CONFIG'));
   const maxPerIp = maxPerIpSetting(flags, file);
+  // Server aliases, one file for the scheduler and the parsers (--alias-file or MEGURI_ALIAS_FILE).
+  const aliasFile = (flags.aliasFile as string | undefined) ?? env('MEGURI_ALIAS_FILE');
+  let aliases: Record<string, string> = {};
+  try {
+    aliases = aliasFile ? Object.fromEntries(parseAliasFile(readFileSync(aliasFile, 'utf8'), `alias file ${aliasFile}`)) : {};
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  const parserAliases = new Map(Object.entries({ ...file.aliases, ...aliases }));
   if (name === 'scheduler') {
     // Precedence: flags, then MEGURI_* variables, then the settings file, then defaults.
     const explicitAgent = (flags.userAgent as string | undefined) ?? env('MEGURI_USER_AGENT');
@@ -93,11 +125,13 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
         userAgent: explicitAgent ?? file.userAgent ?? userAgent,
         ...(flags.minInterval !== undefined ? { minIntervalMs: Math.round((flags.minInterval as number) * 1000) } : env('MEGURI_MIN_INTERVAL_MS') ? { minIntervalMs: Number(env('MEGURI_MIN_INTERVAL_MS')) } : {}),
         ...(flags.maxDepth !== undefined ? { maxDepth: flags.maxDepth as number } : {}),
+        ...scopeSetting(flags, file),
+        ...(Object.keys(aliases).length > 0 ? { aliases: { ...file.aliases, ...aliases } } : {}),
         ...(maxPerIp !== undefined ? { politeness: { ...file.politeness, maxPerIp } } : {}),
         // Fetchers run as separate processes here: learn each host's IP before its first request so
         // the per-IP cap sees every request (a settings file may turn it off).
         learnAddressFirst: file.learnAddressFirst ?? true,
-      }),
+      }, hostRules ? { hostRules } : {}),
       common,
     ) as StreamService<unknown>;
   } else if (name === 'fetcher') {
@@ -115,7 +149,7 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
   } else {
     // The parser removes the session/tracking parameters of the scheduler's settings file, if given.
     const stripParams = readSchedulerConfig((flags.schedulerConfig as string | undefined) ?? env('MEGURI_SCHEDULER_CONFIG')).stripParams;
-    const definition = parserService({ workers: Number(env('MEGURI_PARSER_WORKERS') ?? 0), ...(stripParams !== undefined ? { stripParams: paramFilter(stripParams) } : {}) });
+    const definition = parserService({ workers: Number(env('MEGURI_PARSER_WORKERS') ?? 0), ...(stripParams !== undefined ? { stripParams: paramFilter(stripParams) } : {}), ...(parserAliases.size > 0 ? { aliases: parserAliases } : {}) });
     service = new StreamService(definition, common) as StreamService<unknown>;
     closeExtra = () => definition.close();
   }

@@ -245,6 +245,7 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
       sameSite: siteOf(hostOf(t.url)) === sourceSite,
       foundAt: page.fetchedAt,
     };
+    if (req.startSite !== undefined) link.startSite = req.startSite;
     if (t.anchor !== '') link.anchor = t.anchor.length > MAX_ANCHOR ? t.anchor.slice(0, MAX_ANCHOR) : t.anchor;
     links[i] = link;
   }
@@ -285,6 +286,7 @@ function redirectRecords(page: PageRecord, outcome: OutcomeLink, opts: OutcomeOp
     sameSite: siteOf(hostOf(target.url)) === siteOf(hostOf(page.finalUrl)),
     foundAt: page.fetchedAt,
     redirect: chain,
+    ...(req.startSite !== undefined ? { startSite: req.startSite } : {}),
   };
   return { outcome, links: [link] };
 }

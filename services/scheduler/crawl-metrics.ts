@@ -32,5 +32,7 @@ export function registerCrawlMetrics(registry: client.Registry, progress: CrawlP
   gauge('meguri_scheduler_changed_pages', 'Revisits that found the content changed, cumulative for the partition', (s) => s.stats.changed);
   gauge('meguri_scheduler_fetch_errors', 'Fetches that ended in an error, cumulative for the partition', (s) => s.stats.errors);
   gauge('meguri_scheduler_lost_requests', 'URLs given up after their requests were lost too often, cumulative for the partition', (s) => s.stats.lost);
+  gauge('meguri_scheduler_out_of_scope_skipped', 'Discovered URLs not queued because they are outside the crawl scope or refused by include/exclude, cumulative for the partition', (s) => s.stats.outOfScopeSkipped ?? 0);
+  gauge('meguri_scheduler_host_rule_skipped', 'URLs not queued or given up by a per-host rule (--host-rules: block, maxPages, maxDepth), cumulative for the partition', (s) => s.stats.hostRuleSkipped ?? 0);
   gauge('meguri_scheduler_robots_disallowed_skipped', 'URLs never requested because robots.txt disallows them, cumulative for the partition', (s) => s.stats.robotsDisallowedSkipped);
 }

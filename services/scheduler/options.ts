@@ -9,6 +9,15 @@ import { DEFAULT_STRIP_PARAMS } from '../shared/url.ts';
 
 const HOUR = 3_600_000;
 
+/** A regular expression's source, refused with the reason when it does not compile. */
+const regexSource = z.string().min(1).superRefine((source, ctx) => {
+  try {
+    new RegExp(source);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `not a valid regular expression: ${(err as Error).message}` });
+  }
+});
+
 export const schedulerOptionsSchema = z.strictObject({
   userAgent: z.string().min(1).default('meguri').describe('User-Agent whose product token selects the robots.txt group.'),
   maxDepth: z.number().int().min(0).default(15).describe('Hops from the nearest seed beyond which links are not followed.'),
@@ -121,6 +130,34 @@ export const schedulerOptionsSchema = z.strictObject({
     .enum(['off', 'form', 'all'])
     .default('off')
     .describe('Query restriction (seed 002): form: a URL is not followed when its form without the query was seen before; all: no URL with a query is followed.'),
+  scope: z
+    .enum(['host', 'domain', 'web'])
+    .default('web')
+    .describe("Crawl scope: host: only the seeds' host names; domain: the seeds' registrable domains and their subdomains; web: every link (within maxDepth). `meguri crawl` defaults to domain. Seeds added later extend a host/domain scope."),
+  include: z
+    .array(regexSource)
+    .default([])
+    .describe('Regular expressions on the normalised URL: when any is given, a discovered URL must match one to be queued.'),
+  exclude: z
+    .array(regexSource)
+    .default([])
+    .describe('Regular expressions on the normalised URL: a discovered URL matching any is not queued (exclude wins over include).'),
+  aliases: z
+    .record(z.string(), z.string())
+    .default({})
+    .describe('Server aliases (seed 004): alias host name → canonical host name; URLs on an alias are moved to the canonical host (also learned from a root that permanently redirects to another host).'),
+  mode: z
+    .enum(['crawl', 'discovery'])
+    .default('crawl')
+    .describe("discovery: seed 002's server-discovery crawl — each seed a start site, only its internal URLs (same host or a subdomain) fetched, external hosts reported once on `servers`."),
+  sampleRate: z
+    .number()
+    .gt(0)
+    .max(1)
+    .default(1)
+    .describe('Discovery mode: share of the internal URLs found at depth n that are crawled at depth n+1 (seed 002: 0.55 finds 95 % of the servers at ~55 % load).'),
+  sampleSeed: z.number().int().default(1).describe('Discovery mode: seed of the sampling draw (the same seed draws the same sample).'),
+  followServers: z.boolean().default(false).describe('Discovery mode: every new server becomes a start site of its own (seed 000 seeds new servers continuously).'),
   changeHammingThreshold: z.number().int().min(0).max(64).default(3).describe('Text fingerprints this close count as the same content (boilerplate-only change).'),
   politeness: politenessConfigSchema
     .omit({ minIntervalMs: true, maxDepth: true, maxCgiHops: true })

@@ -30,12 +30,19 @@ export class CrawlProgress {
 
   totals(): PartitionStats & Required<PartitionLoad> {
     const t: Record<string, number> = { queued: 0, inflight: 0, parked: 0 };
+    const lists: Record<string, number[]> = {};
     for (const { stats, load } of this.partitions.values()) {
-      for (const [k, v] of Object.entries(stats)) t[k] = (t[k] ?? 0) + v;
+      for (const [k, v] of Object.entries(stats)) {
+        // Per-depth counters are summed depth by depth.
+        if (Array.isArray(v)) {
+          const sum = (lists[k] ??= []);
+          (v as number[]).forEach((n, i) => (sum[i] = (sum[i] ?? 0) + n));
+        } else if (typeof v === 'number') t[k] = (t[k] ?? 0) + v;
+      }
       t.queued = (t.queued ?? 0) + load.queued;
       t.inflight = (t.inflight ?? 0) + load.inflight;
       t.parked = (t.parked ?? 0) + (load.parked ?? 0);
     }
-    return t as unknown as PartitionStats & Required<PartitionLoad>;
+    return { ...t, ...lists } as unknown as PartitionStats & Required<PartitionLoad>;
   }
 }

@@ -54,6 +54,8 @@ export interface UrlState {
   t?: number;
   /** while queued as a redirect target: the redirect chain that led here (sent on the request) */
   rc?: RedirectHop[];
+  /** discovery mode: host name of the start site this URL was found from */
+  o?: string;
 }
 
 export interface InFlight {
@@ -95,6 +97,10 @@ export interface HostState {
   pol?: PolitenessState;
   /** credit of known (revisit) URLs in the new/known split of the host's requests */
   ks?: number;
+  /** learned alias: the origin this host's root permanently redirects to; its links move there */
+  al?: string;
+  /** distinct pages fetched: new URLs the server answered (a host rule's maxPages) */
+  pg?: number;
   /** set while the host is overloaded: allowed interval (ms), remedy, its factor and delay (ms) */
   ov?: { a: number; k: OverloadRemedy; f: number; d: number };
 }
@@ -145,6 +151,22 @@ export interface PartitionStats extends RedirectCounters {
   templateSkipped: number;
   /** new URLs not queued under the query restriction (seed 002) */
   querySkipped: number;
+  /** discovered URLs not queued: outside the crawl scope (host/domain) or refused by include/exclude */
+  outOfScopeSkipped: number;
+  /** URLs not queued or given up by a per-host rule (--host-rules: block, maxPages, maxDepth) */
+  hostRuleSkipped: number;
+  /** seeds and links moved to their host's canonical host (alias file or learned alias) */
+  aliasForwarded?: number;
+  /** hosts learned to be aliases (root permanently redirected to another host) */
+  aliasesLearned?: number;
+  /** discovery mode: servers (hosts of external links) found, each once */
+  externalServers?: number;
+  /** discovery mode: internal URLs left out of the sample (--sample-rate) */
+  sampleSkipped?: number;
+  /** discovery mode: pages crawled, by depth */
+  pagesByDepth?: number[];
+  /** discovery mode: servers found, by the depth of the link that found them */
+  serversByDepth?: number[];
   revisits: number;
   changed: number;
   /** revisits planned while their host was overloaded (the remedy, if any, applied) */
@@ -177,6 +199,8 @@ export function emptyStats(): PartitionStats {
     siteCapSkipped: 0,
     templateSkipped: 0,
     querySkipped: 0,
+    outOfScopeSkipped: 0,
+    hostRuleSkipped: 0,
     revisits: 0,
     changed: 0,
     overloadedRevisits: 0,
@@ -244,6 +268,20 @@ export const REVISIT_PREFIX = '\u0001';
 export function revisitKey(dueAt: number, url: string): string {
   return `${REVISIT_PREFIX}${String(Math.max(0, Math.round(dueAt))).padStart(15, '0')}\u0000${url}`;
 }
+
+/** Servers a discovery crawl has reported live in the queues store under this prefix. */
+export const SERVER_PREFIX = '\u0007';
+
+/** Adds one to a per-depth counter. */
+export function countAtDepth(list: number[] | undefined, depth: number): number[] {
+  const out = list ? [...list] : [];
+  while (out.length <= depth) out.push(0);
+  out[depth] = (out[depth] ?? 0) + 1;
+  return out;
+}
+
+/** The crawl scope's entries (seed hosts or domains) live in the queues store under this prefix. */
+export const SCOPE_PREFIX = '\u0006';
 
 /** Out-links of fetched pages (IPR VR/AR) live in the queues store under this prefix. */
 export const OUTLINKS_PREFIX = '\u0002';

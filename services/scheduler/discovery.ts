@@ -1,0 +1,264 @@
+/**
+ * Discovery: seeds and links arriving on `links` become queued URLs, or add score to URLs already
+ * known (incremental PageRank and its VR/AR cut-offs, seed 003). The trap bounds — depth, CGI hops,
+ * redirect hops, the site's page cap, URL template budgets and the query restriction — are applied
+ * here, before anything is queued.
+ */
+import type { ProcessorContext, InputRecord } from '../runtime/index.ts';
+import { SCHEMA_VERSION } from '../../schemas/index.ts';
+import type { LinksRecord, DiscoveredLink, SeedLink, RedirectHop, ServerRecord } from '../../schemas/index.ts';
+import { SCOPE_PREFIX, SERVER_PREFIX, countAtDepth, blcTieBreak, decodeOutLinks, outLinksKey, queueKey, queueKeyRound, roundScore } from './state.ts';
+import type { HostState, UrlState } from './state.ts';
+import { canonicalUrl, moveToOrigin } from '../shared/aliases.ts';
+import { hostKey, siteOf, stripUrlParams } from '../shared/url.ts';
+import { pastHopLimit, queueScore } from './redirects.ts';
+import { hostState, noteScore, ruleFor, schedule, siteUnderCap } from './partition.ts';
+import { hostName, passesFilter, scopeEntry } from './scope.ts';
+import { classify, sampled, serverRoot } from '../shared/discovery.ts';
+import type { Partition } from './partition.ts';
+
+/** Seeds and links with the configured session/tracking parameters removed from their URL. */
+export function withStrippedUrl(p: Partition, r: InputRecord<LinksRecord>): InputRecord<LinksRecord> {
+  const v = r.value;
+  if (v.type === 'outcome') return r;
+  const url = stripUrlParams(v.url, p.stripFilter);
+  return url === v.url ? r : { ...r, value: { ...v, url } };
+}
+
+/** Header of a record moved to its canonical host: it is never moved again (no alias ping-pong). */
+const ALIAS_HOP_HEADER = 'meguri-alias-hop';
+
+/**
+ * A seed or link on an alias host (the alias file, or a learned alias of the host) goes to its
+ * canonical host's partition instead; true when it was forwarded. Scope-only seed copies stay (they
+ * are meant for this partition), with their URL on the canonical host.
+ */
+export async function forwardToCanonical(p: Partition, r: InputRecord<LinksRecord>, ctx: ProcessorContext): Promise<boolean> {
+  const v = r.value;
+  if (v.type === 'outcome' || r.headers[ALIAS_HOP_HEADER] !== undefined) return false;
+  let url = canonicalUrl(v.url, p.aliases);
+  if (url === v.url) {
+    const learned = ((await p.hosts.get(hostKey(v.url))) as HostState | undefined)?.al;
+    if (learned !== undefined) url = moveToOrigin(v.url, learned);
+  }
+  if (url === v.url || (v.type === 'seed' && v.scopeOnly)) return false;
+  ctx.emit('links', hostKey(url), { ...v, url }, { headers: { [ALIAS_HOP_HEADER]: '1' } });
+  p.stats.aliasForwarded = (p.stats.aliasForwarded ?? 0) + 1;
+  return true;
+}
+
+export async function onSeed(p: Partition, seed: SeedLink, ctx: ProcessorContext): Promise<void> {
+  // Every seed extends a host/domain scope, on every partition (the CLI sends each partition a
+  // scope-only copy); only the partition owning the seed's host queues it.
+  const host = hostKey(seed.scopeOnly ? canonicalUrl(seed.url, p.aliases) : seed.url);
+  if (p.scope.add(host)) p.queueStore.put(SCOPE_PREFIX + scopeEntry(p.scope.mode, host)!, '');
+  if (seed.scopeOnly) return;
+  // Discovery mode: every seed is a start site of its own.
+  await discover(p, seed.url, 0, 0, 1, ctx, { seed: true, ...(p.options.mode === 'discovery' ? { startSite: hostName(host) } : {}) });
+}
+
+/**
+ * Discovery mode (seed 002): an external link reports its host as a server (once) and is not
+ * fetched; an internal one is followed within the depth limit if it is in the sample.
+ */
+async function onDiscoveryLink(p: Partition, link: DiscoveredLink, ctx: ProcessorContext): Promise<void> {
+  const start = link.startSite ?? hostName(hostKey(link.source));
+  const host = hostKey(link.url);
+  if (classify(start, host) === 'external') {
+    await recordServer(p, link, start, ctx);
+    return;
+  }
+  if (!passesFilter(link.url, p.urlFilter)) {
+    if (!(await p.urls.get(link.url))) p.stats.outOfScopeSkipped++;
+    return;
+  }
+  if (link.depth > p.options.maxDepth) {
+    if (!(await p.urls.get(link.url))) p.stats.depthSkipped++;
+    return;
+  }
+  if (link.redirect && pastHopLimit(link.redirect)) {
+    p.stats.redirectLimitReached = (p.stats.redirectLimitReached ?? 0) + 1;
+    return;
+  }
+  if (!sampled(link.url, start, p.options.sampleRate, p.options.sampleSeed)) {
+    if (!(await p.urls.get(link.url))) p.stats.sampleSkipped = (p.stats.sampleSkipped ?? 0) + 1;
+    return;
+  }
+  await discover(p, link.url, link.depth, link.cgiHops, link.contribution, ctx, { startSite: start, ...(link.redirect ? { redirect: link.redirect } : {}) });
+}
+
+/** A host first seen as an external link: one `servers` record; with followServers, a new start site. */
+async function recordServer(p: Partition, link: DiscoveredLink, start: string, ctx: ProcessorContext): Promise<void> {
+  const host = hostKey(link.url);
+  const key = SERVER_PREFIX + host;
+  if ((await p.queueStore.get(key)) !== undefined) return;
+  p.queueStore.put(key, '');
+  p.stats.externalServers = (p.stats.externalServers ?? 0) + 1;
+  p.stats.serversByDepth = countAtDepth(p.stats.serversByDepth, link.depth);
+  const record: ServerRecord = { v: SCHEMA_VERSION, host, firstUrl: link.url, startSite: start, depth: link.depth, time: ctx.now() };
+  ctx.emit('servers', host, record);
+  if (p.options.followServers) await discover(p, serverRoot(link.url), 0, 0, 1, ctx, { seed: true, startSite: hostName(host) });
+}
+
+/** The link's target may be queued: inside the crawl scope and passing include/exclude. */
+export function inScope(p: Partition, url: string): boolean {
+  return p.scope.includes(hostKey(url)) && passesFilter(url, p.urlFilter);
+}
+
+export async function onLink(p: Partition, link: DiscoveredLink, ctx: ProcessorContext): Promise<void> {
+  if (link.propagated) {
+    // Score passed on by another partition's fetched page: it updates a known URL only.
+    const known = await p.urls.get(link.url);
+    if (known) await receive(p, link.url, known, link.contribution, link.depth, true, ctx);
+    return;
+  }
+  if (p.options.mode === 'discovery') {
+    await onDiscoveryLink(p, link, ctx);
+    return;
+  }
+  if (!inScope(p, link.url)) {
+    if (!(await p.urls.get(link.url))) p.stats.outOfScopeSkipped++;
+    return;
+  }
+  if (link.depth > p.options.maxDepth) {
+    if (!(await p.urls.get(link.url))) p.stats.depthSkipped++;
+    return;
+  }
+  if (link.cgiHops > p.options.maxCgiHops) {
+    if (!(await p.urls.get(link.url))) p.stats.cgiSkipped++;
+    return;
+  }
+  if (link.redirect && pastHopLimit(link.redirect)) {
+    p.stats.redirectLimitReached = (p.stats.redirectLimitReached ?? 0) + 1;
+    return;
+  }
+  await discover(p, link.url, link.depth, link.cgiHops, link.contribution, ctx, link.redirect ? { redirect: link.redirect } : {});
+}
+
+/** What one link adds to its target's priority under the configured ordering (seed 003's strategies). */
+function linkGain(p: Partition, contribution: number): number {
+  const ordering = p.options.ordering;
+  return ordering === 'bf' ? 0 : ordering === 'blc' ? 1 : contribution;
+}
+
+/**
+ * A URL was found: queue it if new, or let it receive the link's score if known. A redirect
+ * target (`redirect`: the chain that led to it) is queued ahead of the host's other new URLs and
+ * fetched with the chain; a known one is not fetched again (which also ends redirect loops).
+ */
+async function discover(p: Partition, url: string, depth: number, cgiHops: number, contribution: number, ctx: ProcessorContext, origin: { seed?: boolean; redirect?: RedirectHop[]; startSite?: string } = {}): Promise<void> {
+  const { seed = false, redirect, startSite } = origin;
+  const known = await p.urls.get(url);
+  const gain = linkGain(p, contribution);
+  if (known) {
+    await receive(p, url, known, gain, depth, false, ctx);
+    return;
+  }
+  const host = hostKey(url);
+  // An operator's rule for the host (--host-rules) goes first: a blocked host gets nothing queued.
+  const rule = ruleFor(p, host);
+  if (rule && (rule.block === true || (!seed && rule.maxDepth !== undefined && depth > rule.maxDepth))) {
+    p.stats.hostRuleSkipped++;
+    return;
+  }
+  // Trap bounds (docs/politeness.md, "Traps and caps"): the site's page cap, the URL template's
+  // budget and the query restriction. A seed is always taken.
+  if (!seed && !(await siteUnderCap(p, host))) {
+    p.stats.siteCapSkipped++;
+    return;
+  }
+  const admission = await p.templates.admit(host, url, seed);
+  if (!admission.ok) {
+    if (admission.reason === 'query') p.stats.querySkipped++;
+    else p.stats.templateSkipped++;
+    return;
+  }
+  const state = await hostState(p, host, url);
+  if (rule?.maxPages !== undefined && (state.pg ?? 0) >= rule.maxPages) {
+    p.stats.hostRuleSkipped++;
+    return;
+  }
+  // BLC breaks ties by fewer '/' in the URL, then by a shorter URL (seed 003), below one link's worth.
+  const score = noteScore(p, roundScore(p.options.ordering === 'blc' ? gain + blcTieBreak(url) : gain));
+  // A redirect target goes ahead of its host's template rounds: it stands for a page already asked for.
+  const q = queueKey(host, queueScore(score, redirect), p.stats.seq++, redirect ? 0 : admission.round);
+  p.queues.add(host, q, url);
+  p.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q, ...(redirect ? { rc: redirect } : {}), ...(startSite !== undefined ? { o: startSite } : {}) });
+  if (redirect) p.stats.redirectTargetsQueued = (p.stats.redirectTargetsQueued ?? 0) + 1;
+  p.stats.urlsKnown++;
+  state.queued++;
+  p.queuedTotal++;
+  p.hosts.put(host, state);
+  if (!state.inflight) schedule(p, host, Math.max(state.nextAt, ctx.now()));
+}
+
+/**
+ * A known URL receives score. Queued, it moves up its host's queue (incremental PageRank, DL1).
+ * Fetched, under the VR or AR cut-off it may pass the score on along its stored out-links: VR when
+ * the amount is at least `orderingValueRatio` times its score (a passed-on amount below that does
+ * not even update it), AR once its accumulated receipts reach `orderingAccumulatedRatio` of it.
+ */
+async function receive(p: Partition, url: string, known: UrlState, gain: number, depth: number, propagated: boolean, ctx: ProcessorContext): Promise<void> {
+  const host = hostKey(url);
+  if (known.st === 'queued' && known.q) {
+    if (!(gain > 0)) {
+      if (depth < known.d) p.urls.put(url, { ...known, d: depth });
+      return;
+    }
+    const score = noteScore(p, roundScore(known.s + gain));
+    // A due revisit keeps its place in the known queue (ordered by γ); only its score grows.
+    if (known.v) {
+      p.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth) });
+      return;
+    }
+    p.queues.remove(host, known.q);
+    const q = queueKey(host, queueScore(score, known.rc), p.stats.seq++, queueKeyRound(host, known.q));
+    p.queues.add(host, q, url);
+    p.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth), q });
+    return;
+  }
+  const ordering = p.options.ordering;
+  if (known.f === undefined || known.st === 'inflight' || !(gain > 0) || (ordering !== 'ipr-vr' && ordering !== 'ipr-ar')) return;
+  const before = known.s;
+  if (ordering === 'ipr-vr') {
+    const passes = gain >= p.options.orderingValueRatio * before;
+    if (propagated && !passes) return;
+    p.urls.put(url, { ...known, s: noteScore(p, roundScore(before + gain)) });
+    if (passes) await passOn(p, url, known.d, gain, ctx);
+    return;
+  }
+  const score = noteScore(p, roundScore(before + gain));
+  const pending = (known.y ?? 0) + gain;
+  if (pending >= p.options.orderingAccumulatedRatio * score) {
+    const { y: _y, ...rest } = known;
+    p.urls.put(url, { ...rest, s: score });
+    await passOn(p, url, known.d, pending, ctx);
+  } else p.urls.put(url, { ...known, s: score, y: pending });
+}
+
+/** Passes `amount` on equally over a fetched page's stored out-links, to whichever partitions own them. */
+async function passOn(p: Partition, url: string, depth: number, amount: number, ctx: ProcessorContext): Promise<void> {
+  const stored = await p.queueStore.get(outLinksKey(url));
+  if (!stored) return;
+  const targets = decodeOutLinks(stored, url);
+  if (targets.length === 0) return;
+  const share = amount / targets.length;
+  const now = ctx.now();
+  const site = siteOf(hostKey(url));
+  for (const target of targets) {
+    const record: DiscoveredLink = {
+      v: SCHEMA_VERSION,
+      type: 'link',
+      url: target,
+      source: url,
+      depth: depth + 1,
+      cgiHops: 0,
+      contribution: share,
+      sameSite: siteOf(hostKey(target)) === site,
+      foundAt: now,
+      propagated: true,
+    };
+    ctx.emit('links', hostKey(target), record);
+  }
+  p.stats.scorePassedOn++;
+}
