@@ -1,0 +1,167 @@
+/**
+ * Discovery: seeds and links arriving on `links` become queued URLs, or add score to URLs already
+ * known (incremental PageRank and its VR/AR cut-offs, seed 003). The trap bounds — depth, CGI hops,
+ * redirect hops, the site's page cap, URL template budgets and the query restriction — are applied
+ * here, before anything is queued.
+ */
+import type { ProcessorContext, InputRecord } from '../runtime/index.ts';
+import { SCHEMA_VERSION } from '../../schemas/index.ts';
+import type { LinksRecord, DiscoveredLink, SeedLink, RedirectHop } from '../../schemas/index.ts';
+import { blcTieBreak, decodeOutLinks, outLinksKey, queueKey, queueKeyRound, roundScore } from './state.ts';
+import type { UrlState } from './state.ts';
+import { hostKey, siteOf, stripUrlParams } from '../shared/url.ts';
+import { pastHopLimit, queueScore } from './redirects.ts';
+import { hostState, noteScore, schedule, siteUnderCap } from './partition.ts';
+import type { Partition } from './partition.ts';
+
+/** Seeds and links with the configured session/tracking parameters removed from their URL. */
+export function withStrippedUrl(p: Partition, r: InputRecord<LinksRecord>): InputRecord<LinksRecord> {
+  const v = r.value;
+  if (v.type === 'outcome') return r;
+  const url = stripUrlParams(v.url, p.stripFilter);
+  return url === v.url ? r : { ...r, value: { ...v, url } };
+}
+
+export async function onSeed(p: Partition, seed: SeedLink, ctx: ProcessorContext): Promise<void> {
+  await discover(p, seed.url, 0, 0, 1, ctx, { seed: true });
+}
+
+export async function onLink(p: Partition, link: DiscoveredLink, ctx: ProcessorContext): Promise<void> {
+  if (link.propagated) {
+    // Score passed on by another partition's fetched page: it updates a known URL only.
+    const known = await p.urls.get(link.url);
+    if (known) await receive(p, link.url, known, link.contribution, link.depth, true, ctx);
+    return;
+  }
+  if (link.depth > p.options.maxDepth) {
+    if (!(await p.urls.get(link.url))) p.stats.depthSkipped++;
+    return;
+  }
+  if (link.cgiHops > p.options.maxCgiHops) {
+    if (!(await p.urls.get(link.url))) p.stats.cgiSkipped++;
+    return;
+  }
+  if (link.redirect && pastHopLimit(link.redirect)) {
+    p.stats.redirectLimitReached = (p.stats.redirectLimitReached ?? 0) + 1;
+    return;
+  }
+  await discover(p, link.url, link.depth, link.cgiHops, link.contribution, ctx, link.redirect ? { redirect: link.redirect } : {});
+}
+
+/** What one link adds to its target's priority under the configured ordering (seed 003's strategies). */
+function linkGain(p: Partition, contribution: number): number {
+  const ordering = p.options.ordering;
+  return ordering === 'bf' ? 0 : ordering === 'blc' ? 1 : contribution;
+}
+
+/**
+ * A URL was found: queue it if new, or let it receive the link's score if known. A redirect
+ * target (`redirect`: the chain that led to it) is queued ahead of the host's other new URLs and
+ * fetched with the chain; a known one is not fetched again (which also ends redirect loops).
+ */
+async function discover(p: Partition, url: string, depth: number, cgiHops: number, contribution: number, ctx: ProcessorContext, origin: { seed?: boolean; redirect?: RedirectHop[] } = {}): Promise<void> {
+  const { seed = false, redirect } = origin;
+  const known = await p.urls.get(url);
+  const gain = linkGain(p, contribution);
+  if (known) {
+    await receive(p, url, known, gain, depth, false, ctx);
+    return;
+  }
+  const host = hostKey(url);
+  // Trap bounds (docs/politeness.md, "Traps and caps"): the site's page cap, the URL template's
+  // budget and the query restriction. A seed is always taken.
+  if (!seed && !(await siteUnderCap(p, host))) {
+    p.stats.siteCapSkipped++;
+    return;
+  }
+  const admission = await p.templates.admit(host, url, seed);
+  if (!admission.ok) {
+    if (admission.reason === 'query') p.stats.querySkipped++;
+    else p.stats.templateSkipped++;
+    return;
+  }
+  const state = await hostState(p, host, url);
+  // BLC breaks ties by fewer '/' in the URL, then by a shorter URL (seed 003), below one link's worth.
+  const score = noteScore(p, roundScore(p.options.ordering === 'blc' ? gain + blcTieBreak(url) : gain));
+  // A redirect target goes ahead of its host's template rounds: it stands for a page already asked for.
+  const q = queueKey(host, queueScore(score, redirect), p.stats.seq++, redirect ? 0 : admission.round);
+  p.queues.add(host, q, url);
+  p.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q, ...(redirect ? { rc: redirect } : {}) });
+  if (redirect) p.stats.redirectTargetsQueued = (p.stats.redirectTargetsQueued ?? 0) + 1;
+  p.stats.urlsKnown++;
+  state.queued++;
+  p.queuedTotal++;
+  p.hosts.put(host, state);
+  if (!state.inflight) schedule(p, host, Math.max(state.nextAt, ctx.now()));
+}
+
+/**
+ * A known URL receives score. Queued, it moves up its host's queue (incremental PageRank, DL1).
+ * Fetched, under the VR or AR cut-off it may pass the score on along its stored out-links: VR when
+ * the amount is at least `orderingValueRatio` times its score (a passed-on amount below that does
+ * not even update it), AR once its accumulated receipts reach `orderingAccumulatedRatio` of it.
+ */
+async function receive(p: Partition, url: string, known: UrlState, gain: number, depth: number, propagated: boolean, ctx: ProcessorContext): Promise<void> {
+  const host = hostKey(url);
+  if (known.st === 'queued' && known.q) {
+    if (!(gain > 0)) {
+      if (depth < known.d) p.urls.put(url, { ...known, d: depth });
+      return;
+    }
+    const score = noteScore(p, roundScore(known.s + gain));
+    // A due revisit keeps its place in the known queue (ordered by γ); only its score grows.
+    if (known.v) {
+      p.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth) });
+      return;
+    }
+    p.queues.remove(host, known.q);
+    const q = queueKey(host, queueScore(score, known.rc), p.stats.seq++, queueKeyRound(host, known.q));
+    p.queues.add(host, q, url);
+    p.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth), q });
+    return;
+  }
+  const ordering = p.options.ordering;
+  if (known.f === undefined || known.st === 'inflight' || !(gain > 0) || (ordering !== 'ipr-vr' && ordering !== 'ipr-ar')) return;
+  const before = known.s;
+  if (ordering === 'ipr-vr') {
+    const passes = gain >= p.options.orderingValueRatio * before;
+    if (propagated && !passes) return;
+    p.urls.put(url, { ...known, s: noteScore(p, roundScore(before + gain)) });
+    if (passes) await passOn(p, url, known.d, gain, ctx);
+    return;
+  }
+  const score = noteScore(p, roundScore(before + gain));
+  const pending = (known.y ?? 0) + gain;
+  if (pending >= p.options.orderingAccumulatedRatio * score) {
+    const { y: _y, ...rest } = known;
+    p.urls.put(url, { ...rest, s: score });
+    await passOn(p, url, known.d, pending, ctx);
+  } else p.urls.put(url, { ...known, s: score, y: pending });
+}
+
+/** Passes `amount` on equally over a fetched page's stored out-links, to whichever partitions own them. */
+async function passOn(p: Partition, url: string, depth: number, amount: number, ctx: ProcessorContext): Promise<void> {
+  const stored = await p.queueStore.get(outLinksKey(url));
+  if (!stored) return;
+  const targets = decodeOutLinks(stored, url);
+  if (targets.length === 0) return;
+  const share = amount / targets.length;
+  const now = ctx.now();
+  const site = siteOf(hostKey(url));
+  for (const target of targets) {
+    const record: DiscoveredLink = {
+      v: SCHEMA_VERSION,
+      type: 'link',
+      url: target,
+      source: url,
+      depth: depth + 1,
+      cgiHops: 0,
+      contribution: share,
+      sameSite: siteOf(hostKey(target)) === site,
+      foundAt: now,
+      propagated: true,
+    };
+    ctx.emit('links', hostKey(target), record);
+  }
+  p.stats.scorePassedOn++;
+}

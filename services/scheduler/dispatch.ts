@@ -1,0 +1,199 @@
+/**
+ * Dispatch: due hosts are taken off the ready heap and asked for their next request — the host's
+ * address (learnAddressFirst), robots.txt when it is missing or due, or the best queued URL under
+ * the host's page cap, politeness gate, per-IP cap, robots rules, trap verdicts and the page budget.
+ * At most one request per host is in flight; its deadline is kept for the lost-request sweep.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ProcessorContext } from '../runtime/index.ts';
+import { SCHEMA_VERSION } from '../../schemas/index.ts';
+import type { FrontierRecord } from '../../schemas/index.ts';
+import { forAgent, fromJSON } from './robots/index.ts';
+import type { AgentMatcher } from './robots/index.ts';
+import { queueKeyIsKnown } from './state.ts';
+import type { HostState, UrlState } from './state.ts';
+import { beforeRequest, emptyPoliteness } from './politeness/index.ts';
+import { countIp, schedule, siteUnderCap } from './partition.ts';
+import type { Partition } from './partition.ts';
+
+export type RequestKind = 'page' | 'robots' | 'address';
+
+export function robotsUrlFor(url: string): string {
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}/robots.txt`;
+}
+
+/** Emits requests for due hosts. Returns the number emitted. */
+export async function dispatch(p: Partition, ctx: ProcessorContext): Promise<number> {
+  const now = ctx.now();
+  let emitted = 0;
+  while (emitted < p.options.maxDispatchPerRound) {
+    const top = p.heap.peekTime();
+    if (top === undefined || top > now) break;
+    const { time, host } = p.heap.pop()!;
+    if (p.scheduled.get(host) !== time) continue;
+    p.scheduled.delete(host);
+    if (await dispatchHost(p, host, ctx)) emitted++;
+  }
+  return emitted;
+}
+
+function matcherFor(p: Partition, host: string, state: HostState): AgentMatcher | undefined {
+  if (!state.robots) return undefined;
+  const cached = p.matchers.get(host);
+  if (cached) return cached;
+  const matcher = forAgent(fromJSON(state.robots), p.options.userAgent);
+  if (p.matchers.size > 50_000) p.matchers.clear();
+  p.matchers.set(host, matcher);
+  return matcher;
+}
+
+async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): Promise<boolean> {
+  const now = ctx.now();
+  const state = (await p.hosts.get(host)) as HostState | undefined;
+  if (!state || state.inflight || state.queued === 0) return false;
+  if (state.nextAt > now) {
+    schedule(p, host, state.nextAt);
+    return false;
+  }
+  // Per-site page cap (seed 000): at the cap the site's new URLs are given up; revisits go on.
+  if (!(await siteUnderCap(p, host)) && (await p.queues.headNew(host))) {
+    await dropNewAtCap(p, host, state);
+    p.hosts.put(host, state);
+    if (state.queued === 0) return false;
+  }
+  // Parked after repeated failures, suspended after a long continuous run, or a Retry-After.
+  const gate = beforeRequest(state.pol ?? emptyPoliteness(), now, p.politeness);
+  if (!gate.ok) {
+    schedule(p, host, gate.retryAt);
+    return false;
+  }
+  // The host's address before anything is asked of its server, so the cap below sees every request.
+  if (p.options.learnAddressFirst === true && state.ip === undefined && state.ia === undefined) {
+    const first = await p.queues.head(host);
+    if (!first) return false;
+    emitRequest(p, host, state, robotsUrlFor(first.url), 'address', { d: 0, c: 0, s: 0 }, 1, ctx);
+    return true;
+  }
+  // Per-IP cap (seed 000): the host waits until a request to its server's address ends.
+  if (!p.ipSlots.mayStart(state.ip, p.politeness.maxPerIp)) {
+    p.ipSlots.waitFor(state.ip!, () => schedule(p, host, ctx.now()));
+    schedule(p, host, now + Math.max(1, p.politeness.ipBusyRetryMs));
+    return false;
+  }
+  // robots.txt first, and again whenever it is due.
+  if (state.robots === undefined || (state.robotsDueAt !== undefined && state.robotsDueAt <= now)) {
+    const first = await p.queues.head(host);
+    if (!first) return false;
+    emitRequest(p, host, state, robotsUrlFor(first.url), 'robots', { d: 0, c: 0, s: 0 }, 1, ctx);
+    return true;
+  }
+  const matcher = matcherFor(p, host, state);
+  if (state.robotsParked) {
+    schedule(p, host, state.robotsDueAt ?? now + p.options.robotsRecheckMs);
+    return false;
+  }
+  for (;;) {
+    const head = await nextFromQueue(p, host, state);
+    if (!head) {
+      p.hosts.put(host, state);
+      return false;
+    }
+    const urlState = await p.urls.get(head.url);
+    p.queues.remove(host, head.key);
+    state.queued--;
+    p.queuedTotal--;
+    if (!urlState || urlState.st !== 'queued') continue;
+    if (matcher && !matcher.isAllowed(head.url).allowed) {
+      p.urls.put(head.url, { st: 'disallowed', d: urlState.d, c: urlState.c, s: urlState.s });
+      p.stats.robotsDisallowedSkipped++;
+      continue;
+    }
+    // A new URL whose template proved a trap after it was queued: its representative was fetched.
+    if (!head.known && (await p.templates.isTrap(host, head.url))) {
+      p.urls.put(head.url, { st: 'trap', d: urlState.d, c: urlState.c, s: urlState.s });
+      p.stats.templateSkipped++;
+      continue;
+    }
+    const overPartitionBudget = p.options.maxPagesPerPartition !== undefined && p.stats.pagesFetched + p.deadlines.size >= p.options.maxPagesPerPartition;
+    if (overPartitionBudget || (p.budget && !p.budget.tryTake())) {
+      // Out of budget: keep the URL queued so a later, larger budget can pick it up.
+      p.queues.add(host, head.key, head.url);
+      state.queued++;
+      p.queuedTotal++;
+      p.hosts.put(host, state);
+      return false;
+    }
+    const { q: _q, ...rest } = urlState;
+    p.urls.put(head.url, { ...rest, st: 'inflight' });
+    if (head.both) state.ks = (state.ks ?? 0) + p.options.revisitKnownShare - (head.known ? 1 : 0);
+    emitRequest(p, host, state, head.url, 'page', urlState, 1, ctx);
+    return true;
+  }
+}
+
+/**
+ * The host's next URL: new URLs (discovery, by score) and known URLs due for a revisit (by γ)
+ * share the host's requests — `revisitKnownShare` of them go to known URLs while both wait
+ * (seed 004 splits the short-term queue equally). A credit balance in the host state keeps the
+ * split exact over time; when only one kind waits it gets every request.
+ */
+async function nextFromQueue(p: Partition, host: string, state: HostState): Promise<{ key: string; url: string; known: boolean; both: boolean } | undefined> {
+  const [fresh, known] = await Promise.all([p.queues.headNew(host), p.queues.headKnown(host)]);
+  if (!fresh && !known) return undefined;
+  if (!known) return { ...fresh!, known: false, both: false };
+  if (!fresh) return { ...known, known: true, both: false };
+  const takeKnown = (state.ks ?? 0) + p.options.revisitKnownShare >= 1 - 1e-9;
+  return takeKnown ? { ...known, known: true, both: true } : { ...fresh, known: false, both: true };
+}
+
+/** The site is at its page cap: its queued new URLs are given up (marked `capped`); due revisits stay. */
+async function dropNewAtCap(p: Partition, host: string, state: HostState): Promise<void> {
+  for (const { key, url } of await p.queues.all(host)) {
+    if (queueKeyIsKnown(host, key)) continue;
+    p.queues.remove(host, key);
+    state.queued--;
+    p.queuedTotal--;
+    const u = await p.urls.get(url);
+    if (u && u.st === 'queued' && !u.v) {
+      const { q: _q, ...rest } = u;
+      p.urls.put(url, { ...rest, st: 'capped' });
+      p.stats.siteCapSkipped++;
+    }
+  }
+}
+
+export function emitRequest(
+  p: Partition,
+  host: string,
+  state: HostState,
+  url: string,
+  kind: RequestKind,
+  u: Pick<UrlState, 'd' | 'c' | 's' | 'e' | 'l' | 'v' | 'rc'>,
+  attempt: number,
+  ctx: ProcessorContext,
+): void {
+  const now = ctx.now();
+  const request: FrontierRecord = {
+    v: SCHEMA_VERSION,
+    requestId: randomUUID(),
+    url,
+    host,
+    reason: kind === 'robots' || kind === 'address' ? kind : u.v ? 'revisit' : u.rc ? 'redirect' : 'new',
+    score: u.s,
+    depth: u.d,
+    cgiHops: u.c,
+    attempt,
+    issuedAt: now,
+    ...(u.e || u.l ? { validators: { ...(u.e ? { etag: u.e } : {}), ...(u.l ? { lastModified: u.l } : {}) } } : {}),
+    ...(state.ip ? { ip: state.ip } : {}),
+    ...(kind === 'page' && !u.v && u.rc ? { redirects: u.rc } : {}),
+  };
+  state.inflight = { requestId: request.requestId, url, kind, issuedAt: now, attempt, ...(kind !== 'address' && state.ip ? { ip: state.ip } : {}) };
+  countIp(p, host, state.inflight);
+  p.hosts.put(host, state);
+  p.deadlines.set(host, now + p.options.requestTimeoutMs);
+  // Keyed by the server's IP once known (seed 000's per-IP limit): all hosts on one IP go to the
+  // same frontier partition, so a single fetcher enforces the per-IP cap for them.
+  ctx.emit('frontier', state.ip ?? host, request);
+}

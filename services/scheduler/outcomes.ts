@@ -1,0 +1,190 @@
+/**
+ * Outcomes: the fetcher's answer to a request, back through `links`. It ends the host's request in
+ * flight, applies robots.txt or the page's result (retries, site page counts, template verdicts,
+ * validators, change tracking, a same-host redirect target marked known), and lets the politeness
+ * policy decide when the host may be asked again. Duplicates and answers to re-issued requests are
+ * counted and dropped.
+ */
+import type { ProcessorContext } from '../runtime/index.ts';
+import type { OutcomeLink } from '../../schemas/index.ts';
+import { forAgent, rulesForFetchResult, toJSON } from './robots/index.ts';
+import { encodeOutLinks, outLinksKey, packMd5, queueKey, roundScore } from './state.ts';
+import type { HostState, UrlState } from './state.ts';
+import { hammingDistance } from '../shared/fingerprint.ts';
+import { hostKey, siteOf } from '../shared/url.ts';
+import { afterOutcome, emptyPoliteness, isHostFailure, loadReport, siteCapKey } from './politeness/index.ts';
+import { countRedirectOutcome, ipBelongsToHost, queueScore } from './redirects.ts';
+import { failedRevisit, trackChange } from './revisits.ts';
+import { noteScore, releaseIp, schedule, trackParked } from './partition.ts';
+import type { Partition } from './partition.ts';
+
+/** robots.txt outcomes that end a host's queue: no request to it can ever be made. */
+const UNREACHABLE_HOST_CODES: ReadonlySet<string> = new Set(['MEGURI_ERR_DNS', 'MEGURI_ERR_FORBIDDEN_ADDRESS']);
+
+export async function onOutcome(p: Partition, outcome: OutcomeLink, ctx: ProcessorContext): Promise<void> {
+  const host = hostKey(outcome.url);
+  const state = (await p.hosts.get(host)) as HostState | undefined;
+  const now = ctx.now();
+  if (!state?.inflight || state.inflight.requestId !== outcome.requestId) {
+    // A duplicate (at-least-once fetcher) or an answer to a request already re-issued.
+    if (outcome.reason !== 'robots') p.stats.duplicateFetches++;
+    return;
+  }
+  const inflight = state.inflight;
+  state.inflight = undefined;
+  releaseIp(p, host);
+  // Only the address that answered for this host: a redirected robots.txt may name another host's.
+  if (ipBelongsToHost(host, outcome)) state.ip = outcome.serverIp;
+  p.deadlines.delete(host);
+  if (inflight.kind === 'address') {
+    // Only the name was resolved: nothing was asked of the server, so no interval runs.
+    state.ia = now;
+    p.hosts.put(host, state);
+    if (state.queued > 0) schedule(p, host, Math.max(now, state.nextAt));
+    return;
+  }
+  if (inflight.kind === 'robots') {
+    applyRobots(p, host, state, outcome, now);
+    // The name does not resolve, or resolves to an address the fetcher refuses to dial: the host
+    // does not exist (for us); its URLs cannot be fetched.
+    if (outcome.errorCode !== undefined && UNREACHABLE_HOST_CODES.has(outcome.errorCode)) await dropQueue(p, host, state, 'error', { now, ctx });
+  } else {
+    const before = { L: state.pol?.L ?? 0, overloaded: state.ov !== undefined };
+    countRedirectOutcome(p.stats, outcome);
+    await applyPageOutcome(p, outcome, state, now, ctx);
+    publishLoad(p, host, state, before);
+  }
+  // The politeness policy decides when the host may be asked again (docs/politeness.md). Its
+  // interval runs from the end of the fetch, not from this outcome's arrival: parsing and the
+  // topic hops put no load on the server. Kept within [issued + server time, now], so a fetcher
+  // clock that is off moves it by at most the frontier hop.
+  const endedAt = Math.min(now, Math.max(outcome.fetchedAt, inflight.issuedAt + outcome.fetch.totalMs));
+  const next = afterOutcome(state.pol ?? emptyPoliteness(), outcome, endedAt, p.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {});
+  state.pol = next.state;
+  state.nextAt = next.nextAt;
+  trackParked(p, host, state, now);
+  p.hosts.put(host, state);
+  if (state.queued > 0) schedule(p, host, state.robotsParked ? (state.robotsDueAt ?? state.nextAt) : state.nextAt);
+}
+
+/** The host's load report row for the Prometheus board (seed 004's figures, see `meguri stats hosts`). */
+function publishLoad(p: Partition, host: string, state: HostState, before: { L: number; overloaded: boolean }): void {
+  const row = loadReport(host, state.pol ?? emptyPoliteness(), p.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {});
+  p.board.update({ ...row, overloaded: row.overloaded || state.ov !== undefined, stretch: state.ov?.f ?? 1 }, before, { overloaded: state.ov !== undefined });
+}
+
+/**
+ * Gives up every queued URL of a host, marking them with `status`. With `hostDead` (its name does
+ * not resolve), known pages waiting for a revisit count one more failed revisit instead: retried
+ * in a day, and reported gone once the host stayed dead `goneAfterHostFailures` times.
+ */
+async function dropQueue(p: Partition, host: string, state: HostState, status: 'error' | 'gone', dead?: { now: number; ctx: ProcessorContext }): Promise<void> {
+  for (const { key, url } of await p.queues.all(host)) {
+    p.queues.remove(host, key);
+    const u = await p.urls.get(url);
+    if (u && u.st === 'queued') {
+      const { q: _q, v: _v, ...rest } = u;
+      if (dead && p.options.revisit && u.f !== undefined) {
+        failedRevisit(p, url, rest, state, dead.now, dead.ctx);
+        continue;
+      }
+      p.urls.put(url, { ...rest, st: status });
+      p.stats.errors++;
+    }
+  }
+  p.queuedTotal -= state.queued;
+  state.queued = 0;
+}
+
+function applyRobots(p: Partition, host: string, state: HostState, outcome: OutcomeLink, now: number): void {
+  p.stats.robotsFetched++;
+  const robots = outcome.robots;
+  const decision = rulesForFetchResult({
+    ...(robots && robots.status > 0 ? { status: robots.status } : {}),
+    ...(robots?.body !== undefined ? { body: robots.body } : {}),
+    ...(robots?.errorCode || outcome.errorCode ? { error: new Error(robots?.errorCode ?? outcome.errorCode) } : {}),
+    nowMs: now,
+    unreachableSinceMs: state.robotsUnreachableSince ?? null,
+    parseOptions: { agent: p.options.userAgent },
+  });
+  state.robots = toJSON(decision.rules);
+  state.robotsUnreachableSince = decision.unreachableSinceMs;
+  state.robotsParked = decision.outcome === 'unreachable';
+  state.robotsDueAt = now + Math.min(decision.recheckAfterMs, p.options.robotsRecheckMs);
+  p.matchers.delete(host);
+  const matcher = forAgent(decision.rules, p.options.userAgent);
+  state.crawlDelayMs = matcher.crawlDelay !== undefined ? Math.round(matcher.crawlDelay * 1000) : undefined;
+  p.matchers.set(host, matcher);
+}
+
+async function applyPageOutcome(p: Partition, outcome: OutcomeLink, state: HostState, now: number, ctx: ProcessorContext): Promise<void> {
+  const u = await p.urls.get(outcome.url);
+  const first = !u || u.f === undefined;
+  // The server could not answer this time (429, 5xx, a timeout, a reset): a new page is asked for
+  // again after the host's back-off or Retry-After, a bounded number of times, before it counts
+  // as an error. Known pages need no retry: their next revisit is one.
+  if (first && u && (u.t ?? 0) < p.options.pageRetries && isHostFailure(outcome, p.politeness)) {
+    const host = hostKey(outcome.url);
+    const q = queueKey(host, queueScore(u.s, u.rc), p.stats.seq++);
+    p.queues.add(host, q, outcome.url);
+    p.urls.put(outcome.url, { ...u, st: 'queued', q, t: (u.t ?? 0) + 1 });
+    state.queued++;
+    p.queuedTotal++;
+    p.stats.pageRetries = (p.stats.pageRetries ?? 0) + 1;
+    return;
+  }
+  p.stats.pagesFetched++;
+  if (first) p.stats.uniqueUrlsFetched++;
+  // A distinct page of its site: a new URL that got an answer from the server (seed 000's cap).
+  if (first && outcome.result !== 'error') await p.sites.count(siteCapKey(hostKey(outcome.url), p.politeness, siteOf));
+  if (first && outcome.result === 'ok' && outcome.fingerprint) {
+    const threshold = p.options.changeHammingThreshold;
+    if (await p.templates.firstFetch(hostKey(outcome.url), outcome.url, outcome.fingerprint, (a, b) => hammingDistance(a, b) <= threshold)) {
+      ctx.logger.info({ url: outcome.url }, 'URL template serves the same page under every URL: a trap, no more of it is fetched');
+    }
+  }
+  p.stats.bytes += outcome.fetch.bytes;
+  state.fetched++;
+  const failed = outcome.result === 'error' || outcome.result === 'server-error';
+  if (failed) p.stats.errors++;
+  const status = outcome.result === 'gone' ? 'gone' : failed ? 'error' : 'done';
+  const notModified = outcome.result === 'not-modified';
+  const etag = outcome.validators?.etag ?? (notModified ? u?.e : undefined);
+  const lastModified = outcome.validators?.lastModified ?? (notModified ? u?.l : undefined);
+  const next: UrlState = {
+    st: status,
+    d: u?.d ?? 0,
+    c: u?.c ?? 0,
+    s: noteScore(p, roundScore((u?.s ?? 0) + 1)),
+    f: now,
+    h: outcome.status,
+    ...(outcome.md5 ? { m: packMd5(outcome.md5) } : u?.m ? { m: u.m } : {}),
+    ...(outcome.fingerprint ? { p: outcome.fingerprint } : u?.p ? { p: u.p } : {}),
+    ...(etag ? { e: etag } : {}),
+    // With an ETag, If-None-Match decides and If-Modified-Since is ignored (RFC 9110 13.1.3):
+    // Last-Modified is kept only for servers without ETags (fewer bytes per known URL).
+    ...(!etag && lastModified ? { l: lastModified } : {}),
+    ...(u?.r ? { r: u.r } : {}),
+  };
+  if (p.options.revisit) trackChange(p, outcome, u, next, first, now, ctx, state);
+  p.urls.put(outcome.url, next);
+  // VR/AR pass score on from fetched pages later: keep their out-links, compactly, beside the queues.
+  if ((p.options.ordering === 'ipr-vr' || p.options.ordering === 'ipr-ar') && outcome.outLinks && outcome.outLinks.length > 0) {
+    p.queueStore.put(outLinksKey(outcome.url), encodeOutLinks(outcome.outLinks, outcome.url));
+  }
+  // A same-host redirect target is now known too: do not fetch it again as a new URL.
+  if (outcome.finalUrl && outcome.finalUrl !== outcome.url && hostKey(outcome.finalUrl) === hostKey(outcome.url)) {
+    const target = await p.urls.get(outcome.finalUrl);
+    if (!target) {
+      const { r: _r, n: _n, ...known } = next;
+      p.urls.put(outcome.finalUrl, known);
+      p.stats.urlsKnown++;
+    } else if (target.st === 'queued' && target.q) {
+      p.queues.remove(hostKey(outcome.finalUrl), target.q);
+      state.queued--;
+      p.queuedTotal--;
+      const { q: _q, ...rest } = target;
+      p.urls.put(outcome.finalUrl, { ...rest, st: 'done', f: now });
+    }
+  }
+}

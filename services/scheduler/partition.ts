@@ -1,0 +1,140 @@
+/**
+ * What one scheduler partition holds while it runs: its stores, its counters and the in-memory
+ * indexes rebuilt from the stores on start (ready heap, in-flight deadlines, robots matchers). The
+ * concern modules (discovery, dispatch, outcomes, revisits, lost) are functions over this record;
+ * the small helpers they share live here.
+ */
+import type { KeyValueStore } from '../runtime/index.ts';
+import type { AgentMatcher } from './robots/index.ts';
+import type { SchedulerOptions } from './options.ts';
+import type { ReadyHeap } from './ready-heap.ts';
+import type { QueueCache } from './queue-cache.ts';
+import type { TemplateLedger } from './templates.ts';
+import type { SiteLedger } from './site-cap.ts';
+import type { HostState, PartitionStats, UrlState } from './state.ts';
+import { STATS_KEY } from './state.ts';
+import type { CrawlProgress } from './progress.ts';
+import type { PolitenessConfig } from './politeness/index.ts';
+import { siteCapKey, underPageCap } from './politeness/index.ts';
+import type { HostLoadBoard } from './load-metrics.ts';
+import type { IpSlots } from './ip-slots.ts';
+import type { RevisitOptions } from '../revisit/estimator.ts';
+import type { ParamFilter } from '../shared/url.ts';
+import { siteOf } from '../shared/url.ts';
+import { parkedForIdle } from './parking.ts';
+
+/** A page budget shared by the scheduler partitions of one process (`meguri crawl --max-pages`). */
+export interface FetchBudget {
+  /** Takes one page from the budget; false when it is spent. */
+  tryTake(): boolean;
+}
+
+export interface Partition {
+  readonly partition: number;
+  readonly options: SchedulerOptions;
+  readonly politeness: PolitenessConfig;
+  readonly revisitRules: RevisitOptions;
+  /** Session and tracking parameters removed from every URL taken in (this scheduler decides identity). */
+  readonly stripFilter: ParamFilter;
+  readonly urls: KeyValueStore<UrlState>;
+  readonly hosts: KeyValueStore<HostState | PartitionStats>;
+  readonly queueStore: KeyValueStore<string>;
+  readonly queues: QueueCache;
+  readonly templates: TemplateLedger;
+  readonly sites: SiteLedger;
+  stats: PartitionStats;
+  readonly heap: ReadyHeap;
+  /** host → time it is scheduled in the heap (older heap entries are stale). */
+  readonly scheduled: Map<string, number>;
+  /** host → time its in-flight request is considered lost. */
+  readonly deadlines: Map<string, number>;
+  readonly matchers: Map<string, AgentMatcher>;
+  queuedTotal: number;
+  /** Hosts parked (robots.txt unreachable, or failing) and the URLs queued on them, for --until-idle. */
+  readonly parkedHosts: Set<string>;
+  parkedQueued: number;
+  parkedCountedAt: number;
+  readonly progress: CrawlProgress | undefined;
+  readonly budget: FetchBudget | undefined;
+  readonly board: HostLoadBoard;
+  readonly ipSlots: IpSlots;
+  /** host → id of its request counted in ipSlots */
+  readonly ipCounted: Map<string, string>;
+}
+
+export function schedule(p: Partition, host: string, at: number): void {
+  const current = p.scheduled.get(host);
+  if (current !== undefined && current <= at) return;
+  p.scheduled.set(host, at);
+  p.heap.push(at, host);
+}
+
+/** The host's request in flight holds a slot of its IP (per-IP cap, ip-slots.ts). */
+export function countIp(p: Partition, host: string, inflight: { requestId: string; ip?: string }): void {
+  if (inflight.ip === undefined) return;
+  p.ipSlots.started(inflight.requestId, inflight.ip);
+  p.ipCounted.set(host, inflight.requestId);
+}
+
+export function releaseIp(p: Partition, host: string): void {
+  const requestId = p.ipCounted.get(host);
+  if (requestId === undefined) return;
+  p.ipCounted.delete(host);
+  p.ipSlots.finished(requestId);
+}
+
+/** The host's state, or a fresh one (counted as a new host) for the first URL of a host. */
+export async function hostState(p: Partition, host: string, url: string): Promise<HostState> {
+  const existing = (await p.hosts.get(host)) as HostState | undefined;
+  if (existing) return existing;
+  const u = new URL(url);
+  p.stats.hosts++;
+  return { queued: 0, fetched: 0, nextAt: 0, scheme: u.protocol === 'https:' ? 'https' : 'http' };
+}
+
+/**
+ * Parked for a while: robots.txt unreachable (the whole host disallowed until it answers), parked
+ * after repeated failures, or backing off (a Retry-After, an exponential back-off), with the next
+ * try more than `idleParkedMs` away (parking.ts). Short waits (the first robots.txt retry, a brief
+ * back-off) are waited for like any other work.
+ */
+export function trackParked(p: Partition, host: string, state: HostState, now: number): void {
+  if (parkedForIdle(state, now, p.options.idleParkedMs)) p.parkedHosts.add(host);
+  else p.parkedHosts.delete(host);
+}
+
+/** URLs queued on parked hosts: work that waits on a retry, not on the crawl (recounted each second). */
+export async function countParked(p: Partition, now: number): Promise<void> {
+  if (now - p.parkedCountedAt < 1000) return;
+  p.parkedCountedAt = now;
+  let queued = 0;
+  for (const host of p.parkedHosts) {
+    const state = (await p.hosts.get(host)) as HostState | undefined;
+    if (!state) p.parkedHosts.delete(host);
+    else {
+      trackParked(p, host, state, now);
+      if (p.parkedHosts.has(host)) queued += state.queued;
+    }
+  }
+  p.parkedQueued = queued;
+}
+
+/** Keeps the partition's highest score (the α normaliser of revisit selection); returns the score. */
+export function noteScore(p: Partition, score: number): number {
+  if (score > (p.stats.maxScore ?? 0)) p.stats.maxScore = score;
+  return score;
+}
+
+/** The site of `host` has fetched fewer distinct pages than its cap. */
+export async function siteUnderCap(p: Partition, host: string): Promise<boolean> {
+  return underPageCap(await p.sites.pages(siteCapKey(host, p.politeness, siteOf)), p.politeness);
+}
+
+export function report(p: Partition): void {
+  p.progress?.update(p.partition, p.stats, { queued: p.queuedTotal, inflight: p.deadlines.size, parked: p.parkedQueued });
+}
+
+export function saveStats(p: Partition): void {
+  p.hosts.put(STATS_KEY, p.stats);
+  report(p);
+}

@@ -1,0 +1,208 @@
+/**
+ * Revisits (seeds 001 and 004): change detection on every fetch of a known page, the change-rate
+ * estimator, the long-term queue keyed by next visit time, and the sweep that moves due known URLs
+ * into their host's short-term queue (ordered by γ, bounded by what the host's interval allows).
+ */
+import type { ProcessorContext } from '../runtime/index.ts';
+import { SCHEMA_VERSION } from '../../schemas/index.ts';
+import type { ChangeRecord, OutcomeLink, RevisitRecord } from '../../schemas/index.ts';
+import { knownQueueKey, md5Of, packMd5, packRevisit, revisitKey, revisitKeyBound, revisitKeyUrl, revisitOf, REVISIT_PREFIX } from './state.ts';
+import type { HostState, UrlState } from './state.ts';
+import { initialState as initialRevisit, update as updateRevisit, nextInterval as nextRevisitInterval, estimateInterval } from '../revisit/estimator.ts';
+import { alphaFromScore, selectionProbability } from '../revisit/selection.ts';
+import { hammingDistance } from '../shared/fingerprint.ts';
+import { hostKey } from '../shared/url.ts';
+import { applyRemedy, changePageInterval, emptyPoliteness, hostInterval, remedyFor } from './politeness/index.ts';
+import { hostState, saveStats, schedule } from './partition.ts';
+import type { Partition } from './partition.ts';
+
+/** Fetch errors that say the host itself is unreachable, not just this page. */
+const HOST_DEAD_CODES: ReadonlySet<string> = new Set(['MEGURI_ERR_DNS', 'MEGURI_ERR_CONNECT', 'MEGURI_ERR_CONNECT_TIMEOUT', 'MEGURI_ERR_FORBIDDEN_ADDRESS']);
+
+/** Moves known URLs whose revisit time has come from the long-term queue into their host's queue. */
+export async function sweepRevisits(p: Partition, ctx: ProcessorContext): Promise<void> {
+  const now = ctx.now();
+  const due: [string, string][] = [];
+  for await (const entry of p.queueStore.range({ gte: REVISIT_PREFIX, lt: revisitKeyBound(now), limit: 1000 })) due.push(entry);
+  // One RocksDB round trip for the URLs and hosts of the whole sweep.
+  const dueUrls = due.map(([key, value]) => value || revisitKeyUrl(key));
+  await Promise.all([p.urls.prefetch(dueUrls), p.hosts.prefetch(new Set(dueUrls.map(hostKey)))]);
+  for (const [i, [key]] of due.entries()) {
+    p.queueStore.delete(key);
+    const url = dueUrls[i]!;
+    const u = await p.urls.get(url);
+    if (!u || u.st === 'queued' || u.st === 'inflight' || u.n === undefined || u.n > now) continue;
+    const host = hostKey(url);
+    const state = await hostState(p, host, url);
+    if ((await p.queues.knownCount(host)) >= knownCapacity(p, state)) {
+      // The host's short-term queue has no room for more revisits than it can serve in the
+      // window: back to the long-term queue, accepted again later (seed 004: 3 days).
+      const n = now + p.options.revisitDeferMs;
+      p.urls.put(url, { ...u, n });
+      p.queueStore.put(revisitKey(n, url), '');
+      p.stats.revisitsDeferred++;
+      continue;
+    }
+    const q = knownQueueKey(host, revisitPriority(p, u, now), p.stats.seq++);
+    p.queues.add(host, q, url);
+    const { n: _n, ...rest } = u;
+    p.urls.put(url, { ...rest, st: 'queued', q, v: 1 });
+    state.queued++;
+    p.queuedTotal++;
+    p.hosts.put(host, state);
+    if (!state.inflight) schedule(p, host, Math.max(state.nextAt, now));
+  }
+  if (due.length > 0) saveStats(p);
+}
+
+/**
+ * Known URLs a host's short-term queue holds at most: its share of the requests the host's
+ * politeness interval allows within `shortTermWindowMs` (seed 004: one day, split equally).
+ */
+function knownCapacity(p: Partition, state: HostState): number {
+  const intervalMs = hostInterval(state.pol ?? emptyPoliteness(), p.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {}).ms;
+  if (!(intervalMs > 0)) return Infinity;
+  return Math.max(1, Math.floor((p.options.shortTermWindowMs / intervalMs) * p.options.revisitKnownShare));
+}
+
+/**
+ * Seed 001's γ(p,t) = α(p) + (1 − α(p))·β(p,t) for a due known URL: α from its importance score,
+ * β the chance it changed since the last fetch given its estimated change interval. Due URLs of a
+ * host are taken in γ order, so when the host's share of requests is short the pages most likely
+ * to have changed, or most important, go first.
+ */
+function revisitPriority(p: Partition, u: UrlState, now: number): number {
+  const r = revisitOf(u);
+  const tau = (r ? estimateInterval(r) : null) ?? (u.w ?? 86_400_000) / 1000;
+  const tCrawl = (u.f ?? now) / 1000;
+  // α relative to the most important page this partition knows, so importance spreads over [0, ½].
+  return selectionProbability(alphaFromScore(u.s, { maxScore: Math.max(1, p.stats.maxScore ?? 1), alphaMax: 0.5, log: true }), now / 1000, tCrawl, tau);
+}
+
+/** A known page's revisit found its host dead before any request: count it, retry, or give the page up. */
+export function failedRevisit(p: Partition, url: string, u: UrlState, host: HostState, now: number, ctx: ProcessorContext): void {
+  const failures = (u.x ?? 0) + 1;
+  p.stats.revisits++;
+  const gone = failures >= p.options.goneAfterHostFailures;
+  let next: UrlState;
+  if (gone) {
+    const { w: _w, n: _n, ...rest } = u;
+    next = { ...rest, st: 'gone', x: failures };
+    host.pol = changePageInterval(host.pol ?? emptyPoliteness(), u.w, undefined);
+    const change: ChangeRecord = { v: SCHEMA_VERSION, url, time: now, kind: 'gone' };
+    ctx.emit('changes', url, change);
+  } else {
+    const n = now + 86_400_000;
+    next = { ...u, st: 'done', x: failures, n };
+    p.queueStore.put(revisitKey(n, url), '');
+  }
+  p.urls.put(url, next);
+  const r = revisitOf(u);
+  const estimate = r ? estimateInterval(r) : null;
+  const event: RevisitRecord = {
+    v: SCHEMA_VERSION,
+    url,
+    time: now,
+    result: gone ? 'gone' : 'error',
+    estimatedChangeIntervalS: estimate === null ? null : Math.round(estimate),
+    nextVisitAt: next.n ?? now,
+  };
+  ctx.emit('revisits', url, event);
+}
+
+/**
+ * Change detection and the revisit loop (seeds 001 and 004): decides new / changed / unchanged /
+ * gone, feeds the change-rate estimator, files the URL in the long-term queue at its next visit,
+ * and reports `revisits` and `changes` events. A different MD5 whose text fingerprint is within
+ * the Hamming threshold is a boilerplate-only change (ads, dates, menus): not a content change.
+ */
+export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlState | undefined, next: UrlState, first: boolean, now: number, ctx: ProcessorContext, host: HostState): void {
+  const nowS = now / 1000;
+  let result: RevisitRecord['result'];
+  if (outcome.result === 'gone') result = 'gone';
+  else if (outcome.result === 'error' || outcome.result === 'server-error' || outcome.result === 'client-error') result = 'error';
+  else if (outcome.result === 'not-modified') result = 'unchanged';
+  else if (!outcome.md5 || outcome.md5 === md5Of(previous)) result = 'unchanged';
+  else if (outcome.fingerprint && previous?.p && hammingDistance(outcome.fingerprint, previous.p) <= p.options.changeHammingThreshold) result = 'unchanged';
+  else result = 'changed';
+  // A host that stays unreachable across revisits (its name gone, its server refusing or silent)
+  // is dead, and so are its pages (seed 004: servers and domains die).
+  if (!first && result === 'error' && outcome.errorCode !== undefined && HOST_DEAD_CODES.has(outcome.errorCode)) {
+    const failures = (previous?.x ?? 0) + 1;
+    if (failures >= p.options.goneAfterHostFailures) {
+      result = 'gone';
+      next.st = 'gone';
+    }
+    next.x = failures;
+  }
+
+  const pointer = outcome.page;
+  const change = (kind: ChangeRecord['kind']): void => {
+    const record: ChangeRecord = {
+      v: SCHEMA_VERSION,
+      url: outcome.url,
+      time: now,
+      kind,
+      ...(outcome.title ? { title: outcome.title } : {}),
+      ...(next.m ? { md5: md5Of(next)! } : {}),
+      ...(next.p ? { fingerprint: next.p } : {}),
+      ...(pointer && kind !== 'gone' ? { page: pointer } : {}),
+    };
+    ctx.emit('changes', outcome.url, record);
+  };
+
+  if (first) {
+    if (outcome.result === 'ok') change('new');
+    const lastModified = outcome.validators?.lastModified ? Date.parse(outcome.validators.lastModified) / 1000 : undefined;
+    next.r = packRevisit(initialRevisit(nowS, lastModified !== undefined && Number.isFinite(lastModified) ? lastModified : undefined));
+  } else {
+    p.stats.revisits++;
+    if (result === 'changed') {
+      p.stats.changed++;
+      change('changed');
+    } else if (result === 'gone' && previous?.st !== 'gone') change('gone');
+    const known = revisitOf(next);
+    if (result !== 'error' && known) next.r = packRevisit(updateRevisit(known, { at: nowS, changed: result === 'changed' }));
+  }
+  if (result === 'unchanged' && !first && previous?.m && outcome.md5 && md5Of(previous) !== outcome.md5) next.m = packMd5(outcome.md5);
+
+  // Next visit: the estimator's interval; a failed fetch is retried in a day; a gone page is not revisited.
+  let nextVisitAt: number | undefined;
+  let intervalMs: number | undefined;
+  const revisit = revisitOf(next);
+  if (result !== 'gone' && revisit) {
+    const intervalS = result === 'error' ? 86_400 : nextRevisitInterval(revisit, Math.random, p.revisitRules).interval;
+    intervalMs = Math.round(intervalS * 1000);
+    next.w = intervalMs;
+  } else delete next.w;
+  // Seed 004's server load index L_i = Σ 1/T_ij, kept incrementally as page intervals change.
+  if (previous?.w !== intervalMs) host.pol = changePageInterval(host.pol ?? emptyPoliteness(), previous?.w, intervalMs);
+  if (intervalMs !== undefined) {
+    // An overloaded host (1/L_i below its politeness interval) gets its intervals stretched or
+    // delayed until the schedule fits (seed 004's remedies).
+    const allowedMs = hostInterval(host.pol ?? emptyPoliteness(), p.politeness, host.crawlDelayMs !== undefined ? { crawlDelayMs: host.crawlDelayMs } : {}).ms;
+    const remedy = remedyFor(host.pol ?? emptyPoliteness(), allowedMs, p.options.overloadRemedy);
+    if (remedy.overloaded) {
+      p.stats.overloadedRevisits++;
+      host.ov = { a: allowedMs, k: remedy.remedy, f: remedy.factor, d: remedy.delayMs };
+    } else delete host.ov;
+    nextVisitAt = now + (result === 'error' ? intervalMs : applyRemedy(intervalMs, remedy));
+    next.n = nextVisitAt;
+    // The key holds the URL; the value stays empty (one copy of the URL fewer per known page).
+    p.queueStore.put(revisitKey(nextVisitAt, outcome.url), '');
+  }
+  if (!first) {
+    const estimate = revisit ? estimateInterval(revisit) : null;
+    const event: RevisitRecord = {
+      v: SCHEMA_VERSION,
+      url: outcome.url,
+      time: now,
+      result,
+      ...(previous?.m ? { previousHash: md5Of(previous)! } : {}),
+      ...(outcome.md5 ? { newHash: outcome.md5 } : {}),
+      estimatedChangeIntervalS: estimate === null ? null : Math.round(estimate),
+      nextVisitAt: nextVisitAt ?? now,
+    };
+    ctx.emit('revisits', outcome.url, event);
+  }
+}
