@@ -24,7 +24,7 @@ export function parserService(options: ParserServiceOptions = {}): ServiceDefini
   const { workers = 0, ...outcomeOptions } = options;
   const base = { name: spec.name, inputs: spec.reads, outputs: spec.writes, guarantee: spec.guarantee };
   if (workers > 0) {
-    const pool = new ParsePool(workers);
+    const pool = new ParsePool(workers, outcomeOptions.languages !== undefined ? { languages: outcomeOptions.languages } : {});
     return {
       ...base,
       maxBatchRecords: 500,
