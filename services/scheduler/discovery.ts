@@ -6,13 +6,15 @@
  */
 import type { ProcessorContext, InputRecord } from '../runtime/index.ts';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
-import type { LinksRecord, DiscoveredLink, SeedLink, RedirectHop } from '../../schemas/index.ts';
+import type { LinksRecord, DiscoveredLink, SeedLink, RedirectHop, SourceKind } from '../../schemas/index.ts';
 import { blcTieBreak, decodeOutLinks, outLinksKey, queueKey, queueKeyRound, roundScore } from './state.ts';
 import type { UrlState } from './state.ts';
 import { hostKey, siteOf, stripUrlParams } from '../shared/url.ts';
-import { pastHopLimit, queueScore } from './redirects.ts';
+import { REDIRECT_QUEUE_BOOST, pastHopLimit, queueScore } from './redirects.ts';
 import { hostState, noteScore, schedule, siteUnderCap } from './partition.ts';
 import type { Partition } from './partition.ts';
+import { adoptSource, applyHints, countDiscovery, hintFields, hintsOf, isUrgent } from './sources.ts';
+import type { LinkHints } from './sources.ts';
 
 /** Seeds and links with the configured session/tracking parameters removed from their URL. */
 export function withStrippedUrl(p: Partition, r: InputRecord<LinksRecord>): InputRecord<LinksRecord> {
@@ -23,7 +25,7 @@ export function withStrippedUrl(p: Partition, r: InputRecord<LinksRecord>): Inpu
 }
 
 export async function onSeed(p: Partition, seed: SeedLink, ctx: ProcessorContext): Promise<void> {
-  await discover(p, seed.url, 0, 0, 1, ctx, { seed: true });
+  await discover(p, seed.url, 0, 0, 1, ctx, { seed: true, ...(seed.kind ? { source: seed.kind } : {}) });
 }
 
 export async function onLink(p: Partition, link: DiscoveredLink, ctx: ProcessorContext): Promise<void> {
@@ -31,6 +33,11 @@ export async function onLink(p: Partition, link: DiscoveredLink, ctx: ProcessorC
     // Score passed on by another partition's fetched page: it updates a known URL only.
     const known = await p.urls.get(link.url);
     if (known) await receive(p, link.url, known, link.contribution, link.depth, true, ctx);
+    return;
+  }
+  // A sitemap (robots.txt, a sitemap index) or a feed a page announced: a source, taken like a seed.
+  if (link.kind) {
+    await discover(p, link.url, link.depth, 0, link.contribution, ctx, { seed: true, source: link.kind });
     return;
   }
   if (link.depth > p.options.maxDepth) {
@@ -45,7 +52,8 @@ export async function onLink(p: Partition, link: DiscoveredLink, ctx: ProcessorC
     p.stats.redirectLimitReached = (p.stats.redirectLimitReached ?? 0) + 1;
     return;
   }
-  await discover(p, link.url, link.depth, link.cgiHops, link.contribution, ctx, link.redirect ? { redirect: link.redirect } : {});
+  const hints = hintsOf(link);
+  await discover(p, link.url, link.depth, link.cgiHops, link.contribution, ctx, { ...(link.redirect ? { redirect: link.redirect } : {}), ...(hints ? { hints } : {}) });
 }
 
 /** What one link adds to its target's priority under the configured ordering (seed 003's strategies). */
@@ -59,11 +67,23 @@ function linkGain(p: Partition, contribution: number): number {
  * target (`redirect`: the chain that led to it) is queued ahead of the host's other new URLs and
  * fetched with the chain; a known one is not fetched again (which also ends redirect loops).
  */
-async function discover(p: Partition, url: string, depth: number, cgiHops: number, contribution: number, ctx: ProcessorContext, origin: { seed?: boolean; redirect?: RedirectHop[] } = {}): Promise<void> {
-  const { seed = false, redirect } = origin;
-  const known = await p.urls.get(url);
+async function discover(
+  p: Partition,
+  url: string,
+  depth: number,
+  cgiHops: number,
+  contribution: number,
+  ctx: ProcessorContext,
+  origin: { seed?: boolean; redirect?: RedirectHop[]; source?: SourceKind; hints?: LinkHints } = {},
+): Promise<void> {
+  const { seed = false, redirect, source, hints } = origin;
+  let known = await p.urls.get(url);
   const gain = linkGain(p, contribution);
   if (known) {
+    // Sources and sitemap/feed hints (sources.ts): a known URL may become a source, or be dated
+    // after its last fetch and revisited now.
+    if (source) known = adoptSource(p, url, known, source, ctx.now());
+    if (hints) known = applyHints(p, url, known, hints, ctx.now());
     await receive(p, url, known, gain, depth, false, ctx);
     return;
   }
@@ -83,11 +103,14 @@ async function discover(p: Partition, url: string, depth: number, cgiHops: numbe
   const state = await hostState(p, host, url);
   // BLC breaks ties by fewer '/' in the URL, then by a shorter URL (seed 003), below one link's worth.
   const score = noteScore(p, roundScore(p.options.ordering === 'blc' ? gain + blcTieBreak(url) : gain));
-  // A redirect target goes ahead of its host's template rounds: it stands for a page already asked for.
-  const q = queueKey(host, queueScore(score, redirect), p.stats.seq++, redirect ? 0 : admission.round);
+  // A redirect target goes ahead of its host's template rounds: it stands for a page already asked
+  // for; so do sources, feed items and links new on daily pages (fetched at once, seed 001).
+  const urgent = isUrgent(source, hints);
+  const q = queueKey(host, urgent ? REDIRECT_QUEUE_BOOST + score : queueScore(score, redirect), p.stats.seq++, redirect || urgent ? 0 : admission.round);
   p.queues.add(host, q, url);
-  p.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q, ...(redirect ? { rc: redirect } : {}) });
+  p.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q, ...(redirect ? { rc: redirect } : {}), ...(source ? { k: source } : {}), ...hintFields(hints) });
   if (redirect) p.stats.redirectTargetsQueued = (p.stats.redirectTargetsQueued ?? 0) + 1;
+  countDiscovery(p, hints);
   p.stats.urlsKnown++;
   state.queued++;
   p.queuedTotal++;

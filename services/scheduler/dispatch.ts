@@ -169,7 +169,7 @@ export function emitRequest(
   state: HostState,
   url: string,
   kind: RequestKind,
-  u: Pick<UrlState, 'd' | 'c' | 's' | 'e' | 'l' | 'v' | 'rc'>,
+  u: Pick<UrlState, 'd' | 'c' | 's' | 'e' | 'l' | 'v' | 'rc' | 'k'>,
   attempt: number,
   ctx: ProcessorContext,
 ): void {
@@ -179,7 +179,7 @@ export function emitRequest(
     requestId: randomUUID(),
     url,
     host,
-    reason: kind === 'robots' || kind === 'address' ? kind : u.v ? 'revisit' : u.rc ? 'redirect' : 'new',
+    reason: kind === 'robots' || kind === 'address' ? kind : u.k === 'sitemap' || u.k === 'feed' ? u.k : u.v ? 'revisit' : u.rc ? 'redirect' : 'new',
     score: u.s,
     depth: u.d,
     cgiHops: u.c,
@@ -188,6 +188,7 @@ export function emitRequest(
     ...(u.e || u.l ? { validators: { ...(u.e ? { etag: u.e } : {}), ...(u.l ? { lastModified: u.l } : {}) } } : {}),
     ...(state.ip ? { ip: state.ip } : {}),
     ...(kind === 'page' && !u.v && u.rc ? { redirects: u.rc } : {}),
+    ...(kind === 'page' && u.k === 'daily' ? { daily: true as const } : {}),
   };
   state.inflight = { requestId: request.requestId, url, kind, issuedAt: now, attempt, ...(kind !== 'address' && state.ip ? { ip: state.ip } : {}) };
   countIp(p, host, state.inflight);

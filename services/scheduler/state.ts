@@ -54,6 +54,14 @@ export interface UrlState {
   t?: number;
   /** while queued as a redirect target: the redirect chain that led here (sent on the request) */
   rc?: RedirectHop[];
+  /** a source re-read on its own schedule (services/scheduler/sources.ts): sitemap, feed or daily page */
+  k?: 'sitemap' | 'feed' | 'daily';
+  /** sitemap <priority>: the α hint of revisit selection */
+  a?: number;
+  /** until the first fetch: sitemap <lastmod> / feed item date (ms), seeds the change interval */
+  lm?: number;
+  /** until the first fetch: sitemap <changefreq>, a change-interval hint */
+  cf?: 'always' | 'hourly' | 'daily' | 'weekly' | 'monthly' | 'yearly' | 'never';
 }
 
 export interface InFlight {
@@ -97,6 +105,8 @@ export interface HostState {
   ks?: number;
   /** set while the host is overloaded: allowed interval (ms), remedy, its factor and delay (ms) */
   ov?: { a: number; k: OverloadRemedy; f: number; d: number };
+  /** the host's sitemaps were registered as sources (after its first robots.txt) */
+  sm?: 1;
 }
 
 /** The URL's estimator state, if it has one. */
@@ -163,6 +173,23 @@ export interface PartitionStats extends RedirectCounters {
   seq: number;
   /** highest IPR score in the partition: normalises α of the revisit selection */
   maxScore?: number;
+  /** sitemaps named by robots.txt (or /sitemap.xml) registered as sources */
+  sitemapsRegistered?: number;
+  /** sitemap reads, failed ones, and new URLs they listed */
+  sitemapsFetched?: number;
+  sitemapErrors?: number;
+  sitemapUrls?: number;
+  /** feed reads, failed ones, and new item URLs they listed */
+  feedsFetched?: number;
+  feedErrors?: number;
+  feedItemsNew?: number;
+  /** daily page reads and the new links found on them */
+  dailyFetched?: number;
+  dailyNewLinks?: number;
+  /** known URLs revisited early because a sitemap or feed dated them after their last fetch */
+  lastmodRevisits?: number;
+  /** pages outside --languages: kept, their links not followed */
+  offLanguage?: number;
 }
 
 export function emptyStats(): PartitionStats {
