@@ -14,6 +14,7 @@ import { chooseReplication, topicsCreate, topicsDescribe } from './topics.ts';
 import { createLogger, loadRuntimeConfig } from '../runtime/index.ts';
 import { robotsCheckCommand } from '../scheduler/robots/cli.ts';
 import { parseCommand } from '../parser/cli.ts';
+import { parseLanguageList } from '../parser/language-tags.ts';
 import { createResolver, parseResolveEntry } from '../fetcher/dns.ts';
 import { parseCidr } from '../fetcher/address-policy.ts';
 import { defaultUserAgent, fetchTimeouts, FETCHER_DEFAULTS } from '../fetcher/fetch.ts';
@@ -41,6 +42,23 @@ function seconds(v: string): number {
   const n = Number(v);
   if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('must be a number of seconds ≥ 0');
   return n;
+}
+
+/** A duration: seconds, or a number with a unit (`90s`, `30m`, `6h`, `1d`); in ms. */
+function duration(v: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(v);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m?.[2] ?? 's').toLowerCase() as 'ms' | 's' | 'm' | 'h' | 'd'];
+  const ms = m ? Math.round(Number(m[1]) * unit) : NaN;
+  if (!(ms >= 1)) throw new InvalidArgumentError('must be a duration > 0: seconds, or a number with ms, s, m, h or d (e.g. 24h)');
+  return ms;
+}
+
+function languageList(v: string): string[] {
+  try {
+    return [...parseLanguageList(v)];
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
 }
 
 function positiveSeconds(v: string): number {
@@ -95,6 +113,13 @@ interface CrawlFlags {
   stripParams?: string[];
   queryRestriction?: 'off' | 'form' | 'all';
   query: boolean;
+  sitemaps: boolean;
+  feedsFile?: string;
+  dailyFile?: string;
+  dailyInterval?: number;
+  feedInterval?: number;
+  sitemapInterval?: number;
+  languages?: string[];
 }
 
 function paramNames(v: string): string[] {
@@ -131,6 +156,13 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--strip-params <names>', 'comma-separated query/path parameters removed from URLs, `name*` for a prefix ("" for none; default: session ids and tracking tags)', paramNames)
     .addOption(new Option('--query-restriction <mode>', 'off; form: a URL is not followed when its form without the query was seen (seed 002); all: no URL with a query is followed').choices(['off', 'form', 'all']))
     .option('--no-query', 'seed 002\'s query restriction: same as --query-restriction form')
+    .option('--no-sitemaps', "do not read hosts' sitemaps (robots.txt Sitemap: lines, else /sitemap.xml)")
+    .option('--sitemap-interval <duration>', 'base re-read interval of a sitemap, adapted to how often it changes (default 24h)', duration)
+    .option('--feeds-file <file>', 'file with one RSS/Atom feed URL per line, re-read on their own schedule; new items are fetched first')
+    .option('--feed-interval <duration>', 'base re-read interval of a feed, adapted to its rate of new items (default 24h)', duration)
+    .option('--daily-file <file>', 'file with one top-page URL per line, re-read every --daily-interval; links new on them are fetched first')
+    .option('--daily-interval <duration>', 're-read interval of --daily-file pages (default 24h)', duration)
+    .option('--languages <codes>', 'language focus, e.g. ja,en: pages in other languages are kept and reported, their links not followed', languageList)
     .addOption(new Option('--log-level <level>', 'log level (JSON logs on stderr)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'));
 }
 
@@ -167,8 +199,20 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
   const env = loadRuntimeConfig({ transport: 'embedded' });
   // Explicit replication is honoured or fails; the defaults fit themselves to a small cluster.
   const chosen = chooseReplication(flags, env);
+  const sources = [
+    ...(flags.feedsFile ? readSeedsFile(flags.feedsFile).map((url) => ({ url, kind: 'feed' as const })) : []),
+    ...(flags.dailyFile ? readSeedsFile(flags.dailyFile).map((url) => ({ url, kind: 'daily' as const })) : []),
+  ];
+  const sourceSettings = {
+    sitemaps: flags.sitemaps,
+    ...(flags.sitemapInterval !== undefined ? { sitemapIntervalMs: flags.sitemapInterval } : {}),
+    ...(flags.feedInterval !== undefined ? { feedIntervalMs: flags.feedInterval } : {}),
+    ...(flags.dailyInterval !== undefined ? { dailyIntervalMs: flags.dailyInterval } : {}),
+  };
   return {
     seeds,
+    ...(sources.length > 0 ? { sources } : {}),
+    ...(flags.languages !== undefined ? { languages: flags.languages } : {}),
     dataDir: flags.data,
     replication: { ...chosen.replication, capToBrokers: !chosen.explicit },
     fsync: flags.fsync === true || env.fsync,
@@ -182,6 +226,7 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
       ...(fromFlag('maxDepth') ? { maxDepth: flags.maxDepth } : {}),
       ...(fromFlag('minIntervalMs') ? { minIntervalMs: Math.round(flags.minInterval * 1000) } : {}),
       ...trapBounds,
+      ...sourceSettings,
       ...(Object.keys(politenessFlags).length > 0 ? { politeness: { ...file.politeness, ...politenessFlags } } : {}),
       userAgent,
     },
@@ -234,7 +279,7 @@ export function buildProgram(): Command {
     { minInterval: 10, dns: 'system' },
   ).action(async (urls: string[], flags: CrawlFlags, cmd: Command) => {
     const options = crawlOptions(urls, flags, explicitOptions(cmd));
-    if (options.seeds.length === 0) throw new InvalidArgumentError('give seed URLs or --seeds-file (or add seeds to a running crawl with `meguri seed`)');
+    if (options.seeds.length === 0 && (options.sources ?? []).length === 0) throw new InvalidArgumentError('give seed URLs, --seeds-file, --feeds-file or --daily-file (or add seeds to a running crawl with `meguri seed`)');
     const summary = await crawlWithDisplay(options, flags);
     report(summary, flags.summaryJson);
   });

@@ -16,8 +16,14 @@
  *
  * Languages are ISO 639-1 codes ('ja', 'en'); declared tags are reduced to their primary subtag
  * ('ja-JP' → 'ja', 'zh-Hant-TW' → 'zh').
+ *
+ * The n-gram tables take about half a second to load, so they are loaded on demand: a parser
+ * awaits loadLanguageDetector() before its first page (the parser service and its workers do);
+ * until then detectText() answers undefined and pages fall back to their declared language.
  */
-import { eld } from 'eld/small';
+import { primaryTag } from './language-tags.ts';
+
+export { parseLanguageList, primaryTag } from './language-tags.ts';
 
 export type LanguageSource = 'text' | 'html' | 'header';
 
@@ -45,12 +51,21 @@ export function letterWeight(text: string): number {
   return n;
 }
 
-/** Primary language subtag of a BCP 47 tag or a Content-Language list; undefined for none/invalid. */
-export function primaryTag(tag: string | null | undefined): string | undefined {
-  if (tag === null || tag === undefined) return undefined;
-  const first = tag.split(',')[0]!.trim().toLowerCase();
-  const m = /^([a-z]{2,3})(?:[-_][a-z0-9]{1,8})*$/.exec(first);
-  return m === null ? undefined : m[1];
+type Detector = (typeof import('eld/small'))['eld'];
+let detector: Detector | undefined;
+let loading: Promise<void> | undefined;
+
+/** Loads the detector's tables (once); resolves when detection is available. */
+export function loadLanguageDetector(): Promise<void> {
+  loading ??= import('eld/small').then(
+    (m) => {
+      detector = m.eld;
+    },
+    () => {
+      // Without the tables, pages keep their declared language (html lang, Content-Language).
+    },
+  );
+  return loading;
 }
 
 /**
@@ -59,8 +74,8 @@ export function primaryTag(tag: string | null | undefined): string | undefined {
  */
 export function detectText(text: string): string | undefined {
   const sample = text.length > DETECT_CHARS ? text.slice(0, DETECT_CHARS) : text;
-  if (letterWeight(sample) < MIN_DETECT_LETTERS) return undefined;
-  const r = eld.detect(sample);
+  if (detector === undefined || letterWeight(sample) < MIN_DETECT_LETTERS) return undefined;
+  const r = detector.detect(sample);
   if (r.language === '' || !r.isReliable()) return undefined;
   return r.language;
 }
@@ -74,18 +89,4 @@ export function pageLanguage(text: string, htmlLang: string | null | undefined, 
   const header = primaryTag(contentLanguage);
   if (header !== undefined) return { lang: header, source: 'header' };
   return undefined;
-}
-
-/** Parses `--languages ja,en` into a set of primary subtags; throws on an entry that is not one. */
-export function parseLanguageList(value: string): ReadonlySet<string> {
-  const out = new Set<string>();
-  for (const part of value.split(',')) {
-    const t = part.trim();
-    if (t === '') continue;
-    const p = primaryTag(t);
-    if (p === undefined) throw new Error(`not a language code: ${JSON.stringify(t)} (use ISO 639-1 codes such as ja,en)`);
-    out.add(p);
-  }
-  if (out.size === 0) throw new Error('empty language list');
-  return out;
 }

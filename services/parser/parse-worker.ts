@@ -5,6 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { PageRecord } from '../../schemas/index.ts';
 import { pageToRecords } from './outcome.ts';
+import { loadLanguageDetector } from './language.ts';
 import type { OutcomeOptions, RecordPointer } from './outcome.ts';
 
 const options: OutcomeOptions = (workerData as OutcomeOptions | null) ?? {};
@@ -15,7 +16,10 @@ interface Job {
   pointer?: RecordPointer;
 }
 
-parentPort?.on('message', (job: Job) => {
+const detectorReady = loadLanguageDetector();
+
+parentPort?.on('message', async (job: Job) => {
+  await detectorReady;
   try {
     const { outcome, links } = pageToRecords(job.page, job.pointer, options);
     parentPort!.postMessage({ id: job.id, outcome, links });

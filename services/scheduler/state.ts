@@ -215,6 +215,17 @@ export function emptyStats(): PartitionStats {
     hosts: 0,
     urlsKnown: 0,
     seq: 0,
+    sitemapsRegistered: 0,
+    sitemapsFetched: 0,
+    sitemapErrors: 0,
+    sitemapUrls: 0,
+    feedsFetched: 0,
+    feedErrors: 0,
+    feedItemsNew: 0,
+    dailyFetched: 0,
+    dailyNewLinks: 0,
+    lastmodRevisits: 0,
+    offLanguage: 0,
   };
 }
 

@@ -1,10 +1,12 @@
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { detectText, letterWeight, pageLanguage, parseLanguageList, primaryTag } from '../../services/parser/language.ts';
+import { detectText, letterWeight, loadLanguageDetector, pageLanguage, parseLanguageList, primaryTag } from '../../services/parser/language.ts';
 
+
+before(() => loadLanguageDetector());
 const here = path.dirname(fileURLToPath(import.meta.url));
 const samples = JSON.parse(readFileSync(path.join(here, '..', 'fixtures', 'lang', 'samples.json'), 'utf8')) as { lang: string; text: string }[];
 

@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -8,7 +8,10 @@ import { linksRecord } from '../../schemas/links.ts';
 import type { FrontierRecord } from '../../schemas/frontier.ts';
 import { pageToRecords } from '../../services/parser/outcome.ts';
 import { itemIdHash } from '../../services/parser/sources.ts';
+import { loadLanguageDetector } from '../../services/parser/language.ts';
 
+
+before(() => loadLanguageDetector());
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixture = (name: string): string => readFileSync(path.join(here, '..', 'fixtures', 'feeds', name), 'utf8');
 const T0 = Date.UTC(2024, 4, 15);
