@@ -80,8 +80,10 @@ export interface CrawlSummary extends CrawlSnapshot {
   readonly pageRetries: number;
   /** sitemap and feed reads, new URLs they listed, daily page reads and new links on them, pages outside --languages */
   readonly sitemapsFetched: number;
+  readonly sitemapErrors: number;
   readonly sitemapUrls: number;
   readonly feedsFetched: number;
+  readonly feedErrors: number;
   readonly feedItemsNew: number;
   readonly dailyFetched: number;
   readonly dailyNewLinks: number;
@@ -233,5 +235,5 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const t = progress.totals();
   let deadletters = 0;
   for (const s of services) for (const v of (await s.metrics.deadletters.get()).values) deadletters += v.value;
-  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, pageRetries: t.pageRetries ?? 0, lost: t.lost, deadletters, sitemapsFetched: t.sitemapsFetched ?? 0, sitemapUrls: t.sitemapUrls ?? 0, feedsFetched: t.feedsFetched ?? 0, feedItemsNew: t.feedItemsNew ?? 0, dailyFetched: t.dailyFetched ?? 0, dailyNewLinks: t.dailyNewLinks ?? 0, offLanguage: t.offLanguage ?? 0 };
+  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, pageRetries: t.pageRetries ?? 0, lost: t.lost, deadletters, sitemapsFetched: t.sitemapsFetched ?? 0, sitemapErrors: t.sitemapErrors ?? 0, feedErrors: t.feedErrors ?? 0, sitemapUrls: t.sitemapUrls ?? 0, feedsFetched: t.feedsFetched ?? 0, feedItemsNew: t.feedItemsNew ?? 0, dailyFetched: t.dailyFetched ?? 0, dailyNewLinks: t.dailyNewLinks ?? 0, offLanguage: t.offLanguage ?? 0 };
 }
