@@ -1,6 +1,49 @@
 // Lint rules: typescript-eslint's recommended set plus a few rules that catch real bugs in async stream code.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { readdirSync } from 'node:fs';
+
+const KAFKAJS_RULE = { name: 'kafkajs', message: "import { kafkajs } from services/runtime/kafka/kafkajs.ts (it fixes kafkajs's read_committed filter)", allowTypeImports: true };
+
+/** Modules under services/ any service may import: the runtime, shared rules, and pure libraries with no service of their own. */
+const SHARED_MODULES = ['runtime', 'shared', 'revisit'];
+/** The composition root: wires every service into commands. */
+const COMPOSITION_ROOTS = ['cli'];
+
+/**
+ * One no-restricted-imports block per directory level of each service: from services/<a>/ (at any
+ * depth) an import that climbs out to services/<b>/ is refused unless <b> is a shared module.
+ */
+function serviceBoundaries() {
+  const services = readdirSync(new URL('./services', import.meta.url), { withFileTypes: true })
+    .filter((d) => d.isDirectory() && !COMPOSITION_ROOTS.includes(d.name))
+    .map((d) => d.name);
+  const blocks = [];
+  for (const service of services) {
+    for (let depth = 1; depth <= 4; depth++) {
+      const up = '\\.\\./'.repeat(depth);
+      const allowed = [...SHARED_MODULES, service].map((m) => `${m}/`).join('|');
+      blocks.push({
+        files: [`services/${service}/${'*/'.repeat(depth - 1)}*.ts`],
+        rules: {
+          '@typescript-eslint/no-restricted-imports': [
+            'error',
+            {
+              paths: [KAFKAJS_RULE],
+              patterns: [
+                {
+                  regex: `^${up}(?!${allowed})[a-z][a-z0-9-]*/`,
+                  message: `services/${service} must not import another service: move what both need to services/shared (or schemas/, topology/), or wire them together in services/cli.`,
+                },
+              ],
+            },
+          ],
+        },
+      });
+    }
+  }
+  return blocks;
+}
 
 export default tseslint.config(
   { ignores: ['node_modules/**', '.cache/**', '.data/**', 'schemas/json/**', 'deploy/**', 'coverage/**'] },
@@ -18,13 +61,12 @@ export default tseslint.config(
   {
     // kafkajs only through services/runtime/kafka/kafkajs.ts, which fixes its read_committed filter.
     files: ['services/**/*.ts', 'topology/**/*.ts', 'bench/**/*.ts'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        { paths: [{ name: 'kafkajs', message: "import { kafkajs } from services/runtime/kafka/kafkajs.ts (it fixes kafkajs's read_committed filter)", allowTypeImports: true }] },
-      ],
-    },
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: [KAFKAJS_RULE] }] },
   },
+  // Services never import each other (docs/architecture.md, "Dependencies"): each depends only on
+  // services/runtime, services/shared, the pure libraries, schemas/ and topology/. The CLI is the
+  // composition root that wires them together, so it alone may import any service.
+  ...serviceBoundaries(),
   {
     // CommonJS on purpose: the kafkajs fix must sit in require's module cache.
     files: ['**/*.cjs', '**/*.d.cts'],

@@ -21,6 +21,10 @@ export const seedLink = z.object({
   url: httpUrl,
   addedAt: epochMs,
   kind: sourceKind.optional().describe('The URL is a feed (--feeds-file), a daily page (--daily-file) or a sitemap, re-read on its own schedule.'),
+  scopeOnly: z
+    .boolean()
+    .optional()
+    .describe("A copy of a seed sent to every scheduler partition so each knows the crawl scope (`host`/`domain`): it extends the scope and queues nothing."),
 });
 
 /** A discovered link, keyed by the target's host so the owning scheduler partition receives it. */

@@ -8,9 +8,10 @@ import { availableParallelism } from 'node:os';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { SeedLink, SourceKind } from '../../schemas/index.ts';
 import { StreamService, createTransport, silentLogger, systemClock } from '../runtime/index.ts';
-import type { Clock, Logger, TopicReplication, Transport } from '../runtime/index.ts';
+import type { Clock, Logger, OutRecord, TopicReplication, Transport } from '../runtime/index.ts';
 import { schedulerService, CrawlProgress, hostKey } from '../scheduler/service.ts';
 import type { SchedulerOptionsInput, FetchBudget } from '../scheduler/service.ts';
+import type { HostRulesSource } from '../scheduler/host-rules.ts';
 import { fetcherService } from '../fetcher/service.ts';
 import type { FetcherServiceOptions } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';
@@ -40,6 +41,8 @@ export interface CrawlOptions {
   readonly maxPages?: number;
   readonly untilIdle?: boolean;
   readonly scheduler?: SchedulerOptionsInput;
+  /** Per-host rules (`--host-rules`), read on every use: a watcher may swap them while the crawl runs. */
+  readonly hostRules?: HostRulesSource;
   readonly fetcher?: FetcherServiceOptions;
   /** Worker threads that parse pages (default: cores − 2, at most 4; none on 2 cores). */
   readonly parserWorkers?: number;
@@ -76,6 +79,10 @@ export interface CrawlSummary extends CrawlSnapshot {
   readonly siteCapSkipped: number;
   readonly templateSkipped: number;
   readonly querySkipped: number;
+  /** discovered URLs outside the crawl scope (--scope host/domain) or refused by --include/--exclude */
+  readonly outOfScopeSkipped: number;
+  /** URLs not queued or given up by a per-host rule (--host-rules: block, maxPages, maxDepth) */
+  readonly hostRuleSkipped: number;
   /** failed first fetches (429, 5xx, timeouts, resets) queued again, not counted in pagesFetched */
   readonly pageRetries: number;
   /** sitemap and feed reads, new URLs they listed, daily page reads and new links on them, pages outside --languages */
@@ -108,6 +115,21 @@ export function seedRecords(urls: readonly (string | SourceSeed)[], now: number)
     records.push({ key: hostKey(n.url), value });
   }
   return { records, rejected };
+}
+
+/**
+ * The `links` records that add seeds to a crawl: each seed keyed by its host (the owning scheduler
+ * partition queues it), plus a scope-only copy for every partition, so each partition's crawl
+ * scope (host/domain) holds every seed whatever partition owns the links it judges.
+ */
+export function seedOutRecords(topic: string, records: readonly { key: string; value: SeedLink }[], partitions: number): OutRecord[] {
+  const out: OutRecord[] = [];
+  for (const r of records) {
+    out.push({ topic, key: r.key, value: Buffer.from(JSON.stringify(r.value)) });
+    const copy: SeedLink = { ...r.value, scopeOnly: true };
+    for (let partition = 0; partition < partitions; partition++) out.push({ topic, key: r.key, value: Buffer.from(JSON.stringify(copy)), partition });
+  }
+  return out;
 }
 
 /** Records of `topic` the group has not committed yet, over all partitions. */
@@ -159,7 +181,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const stripParams = options.scheduler?.stripParams !== undefined ? { stripParams: paramFilter(options.scheduler.stripParams) } : {};
   const parserDef = parserService({ workers: options.parserWorkers ?? defaultParserWorkers(), ...stripParams, ...(options.languages && options.languages.length > 0 ? { languages: options.languages } : {}) });
   const services = [
-    new StreamService(schedulerService(options.scheduler ?? {}, { progress, ...(budget ? { budget } : {}) }), common),
+    new StreamService(schedulerService(options.scheduler ?? {}, { progress, ...(budget ? { budget } : {}), ...(options.hostRules ? { hostRules: options.hostRules } : {}) }), common),
     new StreamService(fetcherDef, common),
     new StreamService(parserDef, common),
   ];
@@ -190,7 +212,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
     const { records, rejected } = seedRecords([...options.seeds, ...(options.sources ?? [])], clock.now());
     for (const r of rejected) logger.warn({ url: r.url, reason: r.reason }, 'seed rejected');
     if (records.length > 0) {
-      await transport.send(records.map((r) => ({ topic: `${prefix}links`, key: r.key, value: Buffer.from(JSON.stringify(r.value)) })));
+      await transport.send(seedOutRecords(`${prefix}links`, records, partitions));
     }
     for (const s of services) await s.start();
     await Promise.all(services.map((s) => s.ready()));
@@ -235,5 +257,5 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const t = progress.totals();
   let deadletters = 0;
   for (const s of services) for (const v of (await s.metrics.deadletters.get()).values) deadletters += v.value;
-  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, pageRetries: t.pageRetries ?? 0, lost: t.lost, deadletters, sitemapsFetched: t.sitemapsFetched ?? 0, sitemapErrors: t.sitemapErrors ?? 0, feedErrors: t.feedErrors ?? 0, sitemapUrls: t.sitemapUrls ?? 0, feedsFetched: t.feedsFetched ?? 0, feedItemsNew: t.feedItemsNew ?? 0, dailyFetched: t.dailyFetched ?? 0, dailyNewLinks: t.dailyNewLinks ?? 0, offLanguage: t.offLanguage ?? 0 };
+  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, outOfScopeSkipped: t.outOfScopeSkipped ?? 0, hostRuleSkipped: t.hostRuleSkipped ?? 0, pageRetries: t.pageRetries ?? 0, lost: t.lost, deadletters, sitemapsFetched: t.sitemapsFetched ?? 0, sitemapErrors: t.sitemapErrors ?? 0, feedErrors: t.feedErrors ?? 0, sitemapUrls: t.sitemapUrls ?? 0, feedsFetched: t.feedsFetched ?? 0, feedItemsNew: t.feedItemsNew ?? 0, dailyFetched: t.dailyFetched ?? 0, dailyNewLinks: t.dailyNewLinks ?? 0, offLanguage: t.offLanguage ?? 0 };
 }

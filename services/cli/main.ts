@@ -6,12 +6,13 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCrawl, seedRecords } from './crawl.ts';
+import { runCrawl, seedOutRecords, seedRecords } from './crawl.ts';
 import type { CrawlOptions, CrawlSummary } from './crawl.ts';
 import { startProgress } from './progress-display.ts';
 import { runServiceCommand } from './run-service.ts';
 import { chooseReplication, topicsCreate, topicsDescribe } from './topics.ts';
-import { createLogger, loadRuntimeConfig } from '../runtime/index.ts';
+import { createLogger, loadRuntimeConfig, silentLogger } from '../runtime/index.ts';
+import { watchHostRules } from './host-rules-file.ts';
 import { robotsCheckCommand } from '../scheduler/robots/cli.ts';
 import { parseCommand } from '../parser/cli.ts';
 import { parseLanguageList } from '../parser/language-tags.ts';
@@ -72,6 +73,23 @@ function collect(v: string, prev: string[]): string[] {
   return [...prev, v];
 }
 
+/** Repeatable regular-expression flag (--include/--exclude), refused at once when it does not compile. */
+function collectRegex(flag: string): (v: string, prev: string[]) => string[] {
+  return (v, prev) => {
+    try {
+      new RegExp(v);
+    } catch (err) {
+      throw new InvalidArgumentError(`${flag} ${JSON.stringify(v)}: ${(err as Error).message}`);
+    }
+    return [...prev, v];
+  };
+}
+
+const HOST_RULES_HELP = 'JSON per-host rules ({"example.org": {"block": true}, "*.shop.example": {"maxPages": 1000}}: block, minIntervalS, maxPages, maxDepth, userAgent), read again when the file changes or on SIGHUP';
+const SCOPE_HELP = "which links are followed: host: the seeds' host names; domain: the seeds' registrable domains and their subdomains; web: every link within --max-depth";
+const INCLUDE_HELP = 'queue only discovered URLs matching this regular expression (on the normalised URL; repeatable: any may match)';
+const EXCLUDE_HELP = 'never queue discovered URLs matching this regular expression (repeatable; exclude wins over include)';
+
 function collectCidr(v: string, prev: string[]): string[] {
   try {
     parseCidr(v);
@@ -120,6 +138,10 @@ interface CrawlFlags {
   feedInterval?: number;
   sitemapInterval?: number;
   languages?: string[];
+  scope?: 'host' | 'domain' | 'web';
+  hostRules?: string;
+  include: string[];
+  exclude: string[];
 }
 
 function paramNames(v: string): string[] {
@@ -163,6 +185,10 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--daily-file <file>', 'file with one top-page URL per line, re-read every --daily-interval; links new on them are fetched first')
     .option('--daily-interval <duration>', 're-read interval of --daily-file pages (default 24h)', duration)
     .option('--languages <codes>', 'language focus, e.g. ja,en: pages in other languages are kept and reported, their links not followed', languageList)
+    .addOption(new Option('--scope <mode>', `${SCOPE_HELP} (default domain)`).choices(['host', 'domain', 'web']))
+    .option('--include <regex>', INCLUDE_HELP, collectRegex('--include'), [])
+    .option('--exclude <regex>', EXCLUDE_HELP, collectRegex('--exclude'), [])
+    .option('--host-rules <file>', HOST_RULES_HELP)
     .addOption(new Option('--log-level <level>', 'log level (JSON logs on stderr)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'));
 }
 
@@ -190,6 +216,12 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
     ...(flags.maxUrlsPerTemplate !== undefined ? { maxUrlsPerTemplate: flags.maxUrlsPerTemplate } : {}),
     ...(flags.stripParams !== undefined ? { stripParams: flags.stripParams } : {}),
     ...(flags.queryRestriction !== undefined ? { queryRestriction: flags.queryRestriction } : flags.query === false ? { queryRestriction: 'form' as const } : {}),
+  };
+  // `meguri crawl` stays on the seeds' domains unless told otherwise (pods default to the web).
+  const scope = {
+    scope: flags.scope ?? file.scope ?? ('domain' as const),
+    include: [...(file.include ?? []), ...flags.include],
+    exclude: [...(file.exclude ?? []), ...flags.exclude],
   };
   const politenessFlags = {
     ...(flags.maxPagesPerSite !== undefined ? { maxPagesPerSite: flags.maxPagesPerSite } : {}),
@@ -227,6 +259,7 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
       ...(fromFlag('minIntervalMs') ? { minIntervalMs: Math.round(flags.minInterval * 1000) } : {}),
       ...trapBounds,
       ...sourceSettings,
+      ...scope,
       ...(Object.keys(politenessFlags).length > 0 ? { politeness: { ...file.politeness, ...politenessFlags } } : {}),
       userAgent,
     },
@@ -242,6 +275,16 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
 }
 
 async function crawlWithDisplay(options: CrawlOptions, flags: CrawlFlags): Promise<CrawlSummary> {
+  // A bad rules file stops the command here, before anything starts, with the key named.
+  const hostRules = flags.hostRules !== undefined ? watchHostRules(flags.hostRules, options.logger ?? silentLogger) : undefined;
+  try {
+    return await crawlWithSignals({ ...options, ...(hostRules ? { hostRules } : {}) }, flags);
+  } finally {
+    hostRules?.close();
+  }
+}
+
+async function crawlWithSignals(options: CrawlOptions, flags: CrawlFlags): Promise<CrawlSummary> {
   const abort = new AbortController();
   const onSignal = (): void => abort.abort();
   process.once('SIGINT', onSignal);
@@ -320,6 +363,10 @@ export function buildProgram(): Command {
     .option('--max-depth <n>', 'scheduler: maximum hops from a seed', int('--max-depth', 0))
     .option('--max-per-ip <n>', 'scheduler and fetcher: requests in flight to one server IP (or MEGURI_MAX_PER_IP; default: politeness.maxPerIp of the scheduler config, else 2)', int('--max-per-ip', 1))
     .option('--scheduler-config <file>', 'scheduler: JSON settings file (or MEGURI_SCHEDULER_CONFIG); see `meguri config scheduler`')
+    .addOption(new Option('--scope <mode>', `scheduler: ${SCOPE_HELP} (or MEGURI_SCOPE; default web)`).choices(['host', 'domain', 'web']))
+    .option('--host-rules <file>', `scheduler: ${HOST_RULES_HELP} (or MEGURI_HOST_RULES)`)
+    .option('--include <regex>', `scheduler: ${INCLUDE_HELP}`, collectRegex('--include'), [])
+    .option('--exclude <regex>', `scheduler: ${EXCLUDE_HELP}`, collectRegex('--exclude'), [])
     .option('--user-agent <ua>', 'User-Agent (or MEGURI_USER_AGENT)')
     .option('--contact <url>', 'contact URL for the default User-Agent (or MEGURI_CONTACT_URL)')
     .option('--resolve <pattern=ip>', 'fetcher: static name resolution (repeatable)', collect, [])
@@ -341,10 +388,12 @@ export function buildProgram(): Command {
     const transport = await openLog(flags);
     try {
       const topic = `${flags.topicPrefix}links`;
-      if (!(await transport.describeTopic(topic))) throw new InvalidArgumentError(`topic ${topic} does not exist: start a crawl or run \`meguri topics create\` first`);
+      const described = await transport.describeTopic(topic);
+      if (!described) throw new InvalidArgumentError(`topic ${topic} does not exist: start a crawl or run \`meguri topics create\` first`);
       const { records, rejected } = seedRecords(urls, Date.now());
       for (const r of rejected) console.error(`rejected ${r.url}: ${r.reason}`);
-      await transport.send(records.map((r) => ({ topic, key: r.key, value: Buffer.from(JSON.stringify(r.value)) })));
+      // Every partition learns the new seeds' hosts/domains: they extend a host/domain scope.
+      await transport.send(seedOutRecords(topic, records, described.partitions.length));
       console.log(`added ${records.length} seed(s) to ${topic}`);
       if (rejected.length > 0) process.exitCode = 1;
     } finally {

@@ -5,6 +5,8 @@
 import { ConfigError, StreamService, createLogger, createTransport, loadRuntimeConfig, onShutdownSignal, startHealthServer } from '../runtime/index.ts';
 import { schedulerService } from '../scheduler/service.ts';
 import { readSchedulerConfig } from './scheduler-config.ts';
+import { watchHostRules } from './host-rules-file.ts';
+import type { WatchedHostRules } from './host-rules-file.ts';
 import type { SchedulerOptionsInput } from '../scheduler/options.ts';
 import { fetcherService } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';
@@ -38,6 +40,17 @@ function maxPerIpSetting(flags: Record<string, unknown>, file: SchedulerOptionsI
   return file.politeness?.maxPerIp;
 }
 
+/** Crawl scope of a scheduler pod: --scope, else MEGURI_SCOPE, else the settings file, else web. */
+function scopeSetting(flags: Record<string, unknown>, file: SchedulerOptionsInput): Pick<SchedulerOptionsInput, 'scope' | 'include' | 'exclude'> {
+  const scope = (flags.scope as string | undefined) ?? env('MEGURI_SCOPE') ?? file.scope ?? 'web';
+  if (scope !== 'host' && scope !== 'domain' && scope !== 'web') throw new ConfigError(`MEGURI_SCOPE must be host, domain or web, got ${scope}`);
+  return {
+    scope,
+    include: [...(file.include ?? []), ...((flags.include as string[] | undefined) ?? [])],
+    exclude: [...(file.exclude ?? []), ...((flags.exclude as string[] | undefined) ?? [])],
+  };
+}
+
 export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser', flags: Record<string, unknown>): Promise<void> {
   const config = loadRuntimeConfig({
     ...(flags.kafka ? { kafkaBrokers: flags.kafka, transport: 'kafka' } : {}),
@@ -57,6 +70,14 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
     }
   }
   const logger = createLogger({ name: `meguri-${name}`, level: config.logLevel });
+  // Per-host rules, watched while the scheduler runs; a bad file stops it here with the key named.
+  const hostRulesFile = name === 'scheduler' ? ((flags.hostRules as string | undefined) ?? env('MEGURI_HOST_RULES')) : undefined;
+  let hostRules: WatchedHostRules | undefined;
+  try {
+    hostRules = hostRulesFile ? watchHostRules(hostRulesFile, logger) : undefined;
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
   // Pods leave topics to the operator (`meguri topics create`, Strimzi KafkaTopics) unless told
   // otherwise; then with the cluster's replication (default 3 copies, 2 in sync), never fewer.
   const createTopics = config.transport === 'embedded' || config.createTopics;
@@ -94,13 +115,14 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
         userAgent: explicitAgent ?? file.userAgent ?? userAgent,
         ...(flags.minInterval !== undefined ? { minIntervalMs: Math.round((flags.minInterval as number) * 1000) } : env('MEGURI_MIN_INTERVAL_MS') ? { minIntervalMs: Number(env('MEGURI_MIN_INTERVAL_MS')) } : {}),
         ...(flags.maxDepth !== undefined ? { maxDepth: flags.maxDepth as number } : {}),
+        ...scopeSetting(flags, file),
         ...(maxPerIp !== undefined ? { politeness: { ...file.politeness, maxPerIp } } : {}),
         // Fetchers run as separate processes here: learn each host's IP before its first request so
         // the per-IP cap sees every request (a settings file may turn it off).
         learnAddressFirst: file.learnAddressFirst ?? true,
         // Sitemaps are read unless the settings file says `"sitemaps": false` (as `meguri crawl --no-sitemaps`).
         sitemaps: file.sitemaps ?? true,
-      }),
+      }, hostRules ? { hostRules } : {}),
       common,
     ) as StreamService<unknown>;
   } else if (name === 'fetcher') {

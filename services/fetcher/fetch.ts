@@ -679,7 +679,7 @@ class FetcherCore implements Fetcher {
       const dnsMs = ms(performance.now() - td);
       const refused = this.refusal(url.hostname, ip);
       if (refused !== undefined) return this.finish(req, startedAt, t0, current, redirects, undefined, dnsMs, refused);
-      const ex = await this.exchange(url, ip, redirects.length === 0 ? req.validators : undefined, textDefault);
+      const ex = await this.exchange(url, ip, redirects.length === 0 ? req.validators : undefined, textDefault, req.userAgent);
       queuedMs += ex.queueMs;
       ex.queueMs = queuedMs;
       if (ex.error !== undefined || !(REDIRECT_STATUSES.has(ex.status) && ex.location !== undefined)) {
@@ -749,7 +749,7 @@ class FetcherCore implements Fetcher {
     return rec;
   }
 
-  private async exchange(url: URL, ip: string, validators: FrontierRecord['validators'], textDefault: TextKind): Promise<Exchange> {
+  private async exchange(url: URL, ip: string, validators: FrontierRecord['validators'], textDefault: TextKind, userAgent?: string): Promise<Exchange> {
     const origin = url.origin;
     const path = url.pathname + url.search;
     const tq = performance.now();
@@ -762,6 +762,11 @@ class FetcherCore implements Fetcher {
     const queueMs = slot === true ? 0 : performance.now() - tq;
     try {
       let headers = this.baseHeaders;
+      // A per-host User-Agent set by the scheduler (an operator's host rule) replaces the fetcher's own.
+      if (userAgent !== undefined && userAgent.length > 0 && isValidHeaderValue(userAgent)) {
+        headers = headers.slice();
+        headers[1] = userAgent;
+      }
       const etag = validators?.etag;
       const lastModified = validators?.lastModified;
       if ((etag !== undefined && isValidHeaderValue(etag)) || (lastModified !== undefined && isValidHeaderValue(lastModified))) {

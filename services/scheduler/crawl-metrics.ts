@@ -43,5 +43,7 @@ export function registerCrawlMetrics(registry: client.Registry, progress: CrawlP
   gauge('meguri_scheduler_daily_new_links', 'New URLs queued from links found on daily pages, cumulative', (s) => s.stats.dailyNewLinks ?? 0);
   gauge('meguri_scheduler_lastmod_revisits', 'Known URLs revisited early because a sitemap or feed dated them after their last fetch, cumulative', (s) => s.stats.lastmodRevisits ?? 0);
   gauge('meguri_scheduler_off_language_pages', 'Pages outside --languages (kept, links not followed), cumulative', (s) => s.stats.offLanguage ?? 0);
+  gauge('meguri_scheduler_out_of_scope_skipped', 'Discovered URLs not queued because they are outside the crawl scope or refused by include/exclude, cumulative for the partition', (s) => s.stats.outOfScopeSkipped ?? 0);
+  gauge('meguri_scheduler_host_rule_skipped', 'URLs not queued or given up by a per-host rule (--host-rules: block, maxPages, maxDepth), cumulative for the partition', (s) => s.stats.hostRuleSkipped ?? 0);
   gauge('meguri_scheduler_robots_disallowed_skipped', 'URLs never requested because robots.txt disallows them, cumulative for the partition', (s) => s.stats.robotsDisallowedSkipped);
 }

@@ -7,11 +7,12 @@
 import type { ProcessorContext, InputRecord } from '../runtime/index.ts';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { LinksRecord, DiscoveredLink, SeedLink, RedirectHop, SourceKind } from '../../schemas/index.ts';
-import { blcTieBreak, decodeOutLinks, outLinksKey, queueKey, queueKeyRound, roundScore } from './state.ts';
+import { SCOPE_PREFIX, blcTieBreak, decodeOutLinks, outLinksKey, queueKey, queueKeyRound, roundScore } from './state.ts';
 import type { UrlState } from './state.ts';
 import { hostKey, siteOf, stripUrlParams } from '../shared/url.ts';
 import { REDIRECT_QUEUE_BOOST, pastHopLimit, queueScore } from './redirects.ts';
-import { hostState, noteScore, schedule, siteUnderCap } from './partition.ts';
+import { hostState, noteScore, ruleFor, schedule, siteUnderCap } from './partition.ts';
+import { passesFilter, scopeEntry } from './scope.ts';
 import type { Partition } from './partition.ts';
 import { adoptSource, applyHints, countDiscovery, hintFields, hintsOf, isUrgent } from './sources.ts';
 import type { LinkHints } from './sources.ts';
@@ -25,7 +26,17 @@ export function withStrippedUrl(p: Partition, r: InputRecord<LinksRecord>): Inpu
 }
 
 export async function onSeed(p: Partition, seed: SeedLink, ctx: ProcessorContext): Promise<void> {
+  // Every seed extends a host/domain scope, on every partition (the CLI sends each partition a
+  // scope-only copy); only the partition owning the seed's host queues it.
+  const host = hostKey(seed.url);
+  if (p.scope.add(host)) p.queueStore.put(SCOPE_PREFIX + scopeEntry(p.scope.mode, host)!, '');
+  if (seed.scopeOnly) return;
   await discover(p, seed.url, 0, 0, 1, ctx, { seed: true, ...(seed.kind ? { source: seed.kind } : {}) });
+}
+
+/** The link's target may be queued: inside the crawl scope and passing include/exclude. */
+export function inScope(p: Partition, url: string): boolean {
+  return p.scope.includes(hostKey(url)) && passesFilter(url, p.urlFilter);
 }
 
 export async function onLink(p: Partition, link: DiscoveredLink, ctx: ProcessorContext): Promise<void> {
@@ -33,6 +44,10 @@ export async function onLink(p: Partition, link: DiscoveredLink, ctx: ProcessorC
     // Score passed on by another partition's fetched page: it updates a known URL only.
     const known = await p.urls.get(link.url);
     if (known) await receive(p, link.url, known, link.contribution, link.depth, true, ctx);
+    return;
+  }
+  if (!inScope(p, link.url)) {
+    if (!(await p.urls.get(link.url))) p.stats.outOfScopeSkipped++;
     return;
   }
   // A sitemap (robots.txt, a sitemap index) or a feed a page announced: a source, taken like a seed.
@@ -88,6 +103,12 @@ async function discover(
     return;
   }
   const host = hostKey(url);
+  // An operator's rule for the host (--host-rules) goes first: a blocked host gets nothing queued.
+  const rule = ruleFor(p, host);
+  if (rule && (rule.block === true || (!seed && rule.maxDepth !== undefined && depth > rule.maxDepth))) {
+    p.stats.hostRuleSkipped++;
+    return;
+  }
   // Trap bounds (docs/politeness.md, "Traps and caps"): the site's page cap, the URL template's
   // budget and the query restriction. A seed is always taken.
   if (!seed && !(await siteUnderCap(p, host))) {
@@ -101,6 +122,10 @@ async function discover(
     return;
   }
   const state = await hostState(p, host, url);
+  if (rule?.maxPages !== undefined && (state.pg ?? 0) >= rule.maxPages) {
+    p.stats.hostRuleSkipped++;
+    return;
+  }
   // BLC breaks ties by fewer '/' in the URL, then by a shorter URL (seed 003), below one link's worth.
   const score = noteScore(p, roundScore(p.options.ordering === 'blc' ? gain + blcTieBreak(url) : gain));
   // A redirect target goes ahead of its host's template rounds: it stands for a page already asked

@@ -10,10 +10,10 @@ import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { FrontierRecord } from '../../schemas/index.ts';
 import { forAgent, fromJSON } from './robots/index.ts';
 import type { AgentMatcher } from './robots/index.ts';
-import { queueKeyIsKnown } from './state.ts';
+import { queueKeyIsKnown, revisitKey } from './state.ts';
 import type { HostState, UrlState } from './state.ts';
 import { beforeRequest, emptyPoliteness } from './politeness/index.ts';
-import { countIp, schedule, siteUnderCap } from './partition.ts';
+import { agentFor, countIp, ruleFor, schedule, siteUnderCap } from './partition.ts';
 import type { Partition } from './partition.ts';
 
 export type RequestKind = 'page' | 'robots' | 'address';
@@ -38,14 +38,41 @@ export async function dispatch(p: Partition, ctx: ProcessorContext): Promise<num
   return emitted;
 }
 
+/** The host's robots.txt rules for the agent it is asked with (cached per host; dropped when robots.txt or the agent changes). */
 function matcherFor(p: Partition, host: string, state: HostState): AgentMatcher | undefined {
   if (!state.robots) return undefined;
+  const agent = agentFor(p, host);
   const cached = p.matchers.get(host);
-  if (cached) return cached;
-  const matcher = forAgent(fromJSON(state.robots), p.options.userAgent);
+  if (cached && cached.agent === agent) return cached.matcher;
+  const matcher = forAgent(fromJSON(state.robots), agent);
   if (p.matchers.size > 50_000) p.matchers.clear();
-  p.matchers.set(host, matcher);
+  p.matchers.set(host, { agent, matcher });
   return matcher;
+}
+
+/**
+ * The host is blocked by an operator's rule: nothing is asked of it. Its queued new URLs are
+ * forgotten (found again if the block is lifted); known pages due for a revisit go back to the
+ * long-term queue for `revisitDeferMs`.
+ */
+async function dropBlocked(p: Partition, host: string, state: HostState, now: number): Promise<void> {
+  for (const { key, url } of await p.queues.all(host)) {
+    p.queues.remove(host, key);
+    const u = await p.urls.get(url);
+    if (!u || u.st !== 'queued') continue;
+    if (u.v || u.f !== undefined) {
+      const { q: _q, v: _v, ...rest } = u;
+      const n = now + p.options.revisitDeferMs;
+      p.urls.put(url, { ...rest, st: 'done', n });
+      p.queueStore.put(revisitKey(n, url), '');
+    } else {
+      p.urls.delete(url);
+      p.stats.urlsKnown--;
+    }
+    p.stats.hostRuleSkipped++;
+  }
+  p.queuedTotal -= state.queued;
+  state.queued = 0;
 }
 
 async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): Promise<boolean> {
@@ -54,6 +81,17 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
   if (!state || state.inflight || state.queued === 0) return false;
   if (state.nextAt > now) {
     schedule(p, host, state.nextAt);
+    return false;
+  }
+  // An operator's rule for the host (--host-rules), read now so a reloaded file applies at once.
+  const rule = ruleFor(p, host);
+  if (rule?.block === true) {
+    await dropBlocked(p, host, state, now);
+    p.hosts.put(host, state);
+    return false;
+  }
+  if (rule?.minIntervalS !== undefined && state.pol?.w !== undefined && state.pol.w + rule.minIntervalS * 1000 > now) {
+    schedule(p, host, state.pol.w + rule.minIntervalS * 1000);
     return false;
   }
   // Per-site page cap (seed 000): at the cap the site's new URLs are given up; revisits go on.
@@ -113,6 +151,13 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
     if (!head.known && (await p.templates.isTrap(host, head.url))) {
       p.urls.put(head.url, { st: 'trap', d: urlState.d, c: urlState.c, s: urlState.s });
       p.stats.templateSkipped++;
+      continue;
+    }
+    if (!head.known && rule?.maxPages !== undefined && (state.pg ?? 0) >= rule.maxPages) {
+      // Forgotten rather than marked: raising the host's maxPages lets it be found again.
+      p.urls.delete(head.url);
+      p.stats.urlsKnown--;
+      p.stats.hostRuleSkipped++;
       continue;
     }
     const overPartitionBudget = p.options.maxPagesPerPartition !== undefined && p.stats.pagesFetched + p.deadlines.size >= p.options.maxPagesPerPartition;
@@ -190,6 +235,8 @@ export function emitRequest(
     ...(kind === 'page' && !u.v && u.rc ? { redirects: u.rc } : {}),
     ...(kind === 'page' && u.k === 'daily' ? { daily: true as const } : {}),
   };
+  const rule = ruleFor(p, host);
+  if (rule?.userAgent !== undefined) request.userAgent = rule.userAgent;
   state.inflight = { requestId: request.requestId, url, kind, issuedAt: now, attempt, ...(kind !== 'address' && state.ip ? { ip: state.ip } : {}) };
   countIp(p, host, state.inflight);
   p.hosts.put(host, state);

@@ -9,6 +9,15 @@ import { DEFAULT_STRIP_PARAMS } from '../shared/url.ts';
 
 const HOUR = 3_600_000;
 
+/** A regular expression's source, refused with the reason when it does not compile. */
+const regexSource = z.string().min(1).superRefine((source, ctx) => {
+  try {
+    new RegExp(source);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `not a valid regular expression: ${(err as Error).message}` });
+  }
+});
+
 export const schedulerOptionsSchema = z.strictObject({
   userAgent: z.string().min(1).default('meguri').describe('User-Agent whose product token selects the robots.txt group.'),
   maxDepth: z.number().int().min(0).default(15).describe('Hops from the nearest seed beyond which links are not followed.'),
@@ -125,6 +134,18 @@ export const schedulerOptionsSchema = z.strictObject({
   sitemapIntervalMs: z.number().int().min(1).default(24 * HOUR).describe('Base re-read interval of a sitemap; adapted to how often it changes, within base/24 to base×7.'),
   feedIntervalMs: z.number().int().min(1).default(24 * HOUR).describe('Base re-read interval of a feed; adapted to the rate of new items, within base/24 to base×7.'),
   dailyIntervalMs: z.number().int().min(1).default(24 * HOUR).describe('Re-read interval of daily pages (--daily-file), whatever the revisit estimator says.'),
+  scope: z
+    .enum(['host', 'domain', 'web'])
+    .default('web')
+    .describe("Crawl scope: host: only the seeds' host names; domain: the seeds' registrable domains and their subdomains; web: every link (within maxDepth). `meguri crawl` defaults to domain. Seeds added later extend a host/domain scope."),
+  include: z
+    .array(regexSource)
+    .default([])
+    .describe('Regular expressions on the normalised URL: when any is given, a discovered URL must match one to be queued.'),
+  exclude: z
+    .array(regexSource)
+    .default([])
+    .describe('Regular expressions on the normalised URL: a discovered URL matching any is not queued (exclude wins over include).'),
   changeHammingThreshold: z.number().int().min(0).max(64).default(3).describe('Text fingerprints this close count as the same content (boilerplate-only change).'),
   politeness: politenessConfigSchema
     .omit({ minIntervalMs: true, maxDepth: true, maxCgiHops: true })

@@ -15,7 +15,7 @@ import { hostKey, siteOf } from '../shared/url.ts';
 import { afterOutcome, emptyPoliteness, isHostFailure, loadReport, siteCapKey } from './politeness/index.ts';
 import { countRedirectOutcome, ipBelongsToHost, queueScore } from './redirects.ts';
 import { failedRevisit, trackChange } from './revisits.ts';
-import { noteScore, releaseIp, schedule, trackParked } from './partition.ts';
+import { agentFor, noteScore, releaseIp, ruleFor, schedule, trackParked } from './partition.ts';
 import type { Partition } from './partition.ts';
 import { registerSitemaps, sourceOutcome } from './sources.ts';
 
@@ -64,7 +64,9 @@ export async function onOutcome(p: Partition, outcome: OutcomeLink, ctx: Process
   const endedAt = Math.min(now, Math.max(outcome.fetchedAt, inflight.issuedAt + outcome.fetch.totalMs));
   const next = afterOutcome(state.pol ?? emptyPoliteness(), outcome, endedAt, p.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {});
   state.pol = next.state;
-  state.nextAt = next.nextAt;
+  // An operator's minimum interval for the host (--host-rules) on top of the policy's.
+  const minIntervalS = ruleFor(p, host)?.minIntervalS;
+  state.nextAt = minIntervalS !== undefined ? Math.max(next.nextAt, endedAt + minIntervalS * 1000) : next.nextAt;
   trackParked(p, host, state, now);
   p.hosts.put(host, state);
   if (state.queued > 0) schedule(p, host, state.robotsParked ? (state.robotsDueAt ?? state.nextAt) : state.nextAt);
@@ -108,16 +110,16 @@ function applyRobots(p: Partition, host: string, state: HostState, outcome: Outc
     ...(robots?.errorCode || outcome.errorCode ? { error: new Error(robots?.errorCode ?? outcome.errorCode) } : {}),
     nowMs: now,
     unreachableSinceMs: state.robotsUnreachableSince ?? null,
-    parseOptions: { agent: p.options.userAgent },
+    parseOptions: { agent: agentFor(p, host) },
   });
   state.robots = toJSON(decision.rules);
   state.robotsUnreachableSince = decision.unreachableSinceMs;
   state.robotsParked = decision.outcome === 'unreachable';
   state.robotsDueAt = now + Math.min(decision.recheckAfterMs, p.options.robotsRecheckMs);
-  p.matchers.delete(host);
-  const matcher = forAgent(decision.rules, p.options.userAgent);
+  const agent = agentFor(p, host);
+  const matcher = forAgent(decision.rules, agent);
   state.crawlDelayMs = matcher.crawlDelay !== undefined ? Math.round(matcher.crawlDelay * 1000) : undefined;
-  p.matchers.set(host, matcher);
+  p.matchers.set(host, { agent, matcher });
 }
 
 async function applyPageOutcome(p: Partition, outcome: OutcomeLink, state: HostState, now: number, ctx: ProcessorContext): Promise<void> {
@@ -141,7 +143,10 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, state: HostS
   // A sitemap or feed is not a page of its site: no page count, no template verdict, no change events.
   const document = u?.k === 'sitemap' || u?.k === 'feed';
   // A distinct page of its site: a new URL that got an answer from the server (seed 000's cap).
-  if (first && !document && outcome.result !== 'error') await p.sites.count(siteCapKey(hostKey(outcome.url), p.politeness, siteOf));
+  if (first && !document && outcome.result !== 'error') {
+    await p.sites.count(siteCapKey(hostKey(outcome.url), p.politeness, siteOf));
+    state.pg = (state.pg ?? 0) + 1;
+  }
   if (outcome.offLanguage) p.stats.offLanguage = (p.stats.offLanguage ?? 0) + 1;
   if (first && !document && outcome.result === 'ok' && outcome.fingerprint) {
     const threshold = p.options.changeHammingThreshold;

@@ -22,6 +22,8 @@ import type { RevisitOptions } from '../revisit/estimator.ts';
 import type { ParamFilter } from '../shared/url.ts';
 import { siteOf } from '../shared/url.ts';
 import { parkedForIdle } from './parking.ts';
+import type { CrawlScope, UrlFilter } from './scope.ts';
+import type { HostRule, HostRulesSource } from './host-rules.ts';
 
 /** A page budget shared by the scheduler partitions of one process (`meguri crawl --max-pages`). */
 export interface FetchBudget {
@@ -41,6 +43,11 @@ export interface Partition {
   readonly queueStore: KeyValueStore<string>;
   readonly queues: QueueCache;
   readonly templates: TemplateLedger;
+  /** The seeds' hosts or domains (every partition holds every seed's entry) and the include/exclude rules. */
+  readonly scope: CrawlScope;
+  readonly urlFilter: UrlFilter;
+  /** Per-host overrides (--host-rules), read on every use so a reloaded file applies at once. */
+  readonly hostRules: HostRulesSource | undefined;
   readonly sites: SiteLedger;
   stats: PartitionStats;
   readonly heap: ReadyHeap;
@@ -48,7 +55,8 @@ export interface Partition {
   readonly scheduled: Map<string, number>;
   /** host → time its in-flight request is considered lost. */
   readonly deadlines: Map<string, number>;
-  readonly matchers: Map<string, AgentMatcher>;
+  /** host → robots.txt matcher for the agent it was built for */
+  readonly matchers: Map<string, { agent: string; matcher: AgentMatcher }>;
   queuedTotal: number;
   /** Hosts parked (robots.txt unreachable, or failing) and the URLs queued on them, for --until-idle. */
   readonly parkedHosts: Set<string>;
@@ -60,6 +68,15 @@ export interface Partition {
   readonly ipSlots: IpSlots;
   /** host → id of its request counted in ipSlots */
   readonly ipCounted: Map<string, string>;
+}
+
+export function ruleFor(p: Partition, host: string): HostRule | undefined {
+  return p.hostRules?.current().ruleFor(host);
+}
+
+/** The User-Agent the host is asked with (a host rule may set its own). */
+export function agentFor(p: Partition, host: string): string {
+  return ruleFor(p, host)?.userAgent ?? p.options.userAgent;
 }
 
 export function schedule(p: Partition, host: string, at: number): void {

@@ -19,7 +19,9 @@ import type { LinksRecord } from '../../schemas/index.ts';
 import type { SchedulerOptions } from './options.ts';
 import { ReadyHeap } from './ready-heap.ts';
 import { QueueCache } from './queue-cache.ts';
-import { STATS_KEY, emptyStats } from './state.ts';
+import { SCOPE_PREFIX, STATS_KEY, emptyStats } from './state.ts';
+import { CrawlScope, compileUrlFilter } from './scope.ts';
+import type { HostRulesSource } from './host-rules.ts';
 import { DEFAULT_REVISIT_OPTIONS } from '../revisit/estimator.ts';
 import { hostKey, paramFilter, siteOf } from '../shared/url.ts';
 import { TemplateLedger, templateKey } from './templates.ts';
@@ -46,6 +48,8 @@ export interface SchedulerExtras {
   readonly loadBoards?: Map<number, HostLoadBoard>;
   /** Requests in flight per server IP, shared by the partitions of this process (set by schedulerService). */
   readonly ipSlots?: IpSlots;
+  /** Per-host rules (--host-rules), swapped by a file watcher while the crawl runs. */
+  readonly hostRules?: HostRulesSource;
 }
 
 export class SchedulerProcessor implements Processor<LinksRecord> {
@@ -80,6 +84,9 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       queues: new QueueCache(queueStore),
       templates: new TemplateLedger(queueStore, options, async (url) => (await urls.get(url)) !== undefined),
       sites: new SiteLedger(queueStore),
+      scope: new CrawlScope(options.scope),
+      urlFilter: compileUrlFilter(options.include, options.exclude),
+      hostRules: this.extras.hostRules,
       stats: { ...emptyStats(), ...((await hosts.get(STATS_KEY)) as PartitionStats | undefined) },
       heap: new ReadyHeap(),
       scheduled: new Map(),
@@ -96,6 +103,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       ipCounted: this.ipCounted,
     };
     this.p = p;
+    for await (const [key] of queueStore.range({ prefix: SCOPE_PREFIX })) p.scope.restore(key.slice(SCOPE_PREFIX.length));
     const now = ctx.now();
     for await (const [host, value] of hosts.range({ lt: STATS_KEY })) {
       const state = value as HostState;

@@ -103,6 +103,8 @@ export interface HostState {
   pol?: PolitenessState;
   /** credit of known (revisit) URLs in the new/known split of the host's requests */
   ks?: number;
+  /** distinct pages fetched: new URLs the server answered (a host rule's maxPages) */
+  pg?: number;
   /** set while the host is overloaded: allowed interval (ms), remedy, its factor and delay (ms) */
   ov?: { a: number; k: OverloadRemedy; f: number; d: number };
   /** the host's sitemaps were registered as sources (after its first robots.txt) */
@@ -155,6 +157,10 @@ export interface PartitionStats extends RedirectCounters {
   templateSkipped: number;
   /** new URLs not queued under the query restriction (seed 002) */
   querySkipped: number;
+  /** discovered URLs not queued: outside the crawl scope (host/domain) or refused by include/exclude */
+  outOfScopeSkipped: number;
+  /** URLs not queued or given up by a per-host rule (--host-rules: block, maxPages, maxDepth) */
+  hostRuleSkipped: number;
   revisits: number;
   changed: number;
   /** revisits planned while their host was overloaded (the remedy, if any, applied) */
@@ -204,6 +210,8 @@ export function emptyStats(): PartitionStats {
     siteCapSkipped: 0,
     templateSkipped: 0,
     querySkipped: 0,
+    outOfScopeSkipped: 0,
+    hostRuleSkipped: 0,
     revisits: 0,
     changed: 0,
     overloadedRevisits: 0,
@@ -282,6 +290,9 @@ export const REVISIT_PREFIX = '\u0001';
 export function revisitKey(dueAt: number, url: string): string {
   return `${REVISIT_PREFIX}${String(Math.max(0, Math.round(dueAt))).padStart(15, '0')}\u0000${url}`;
 }
+
+/** The crawl scope's entries (seed hosts or domains) live in the queues store under this prefix. */
+export const SCOPE_PREFIX = '\u0006';
 
 /** Out-links of fetched pages (IPR VR/AR) live in the queues store under this prefix. */
 export const OUTLINKS_PREFIX = '\u0002';

@@ -353,6 +353,21 @@ export function siteOf(host: string): string {
 }
 
 /**
+ * The registrable domain of a host name by the Public Suffix List's own algorithm: the public
+ * suffix plus one label, with the list's default rule (`*`) for suffixes it does not list, so
+ * `www.example.org` → `example.org`, `a.b.example.co.uk` → `example.co.uk`, `h1.sim.test` →
+ * `sim.test`. IP addresses and single-label names are their own domain. Unlike siteOf() (page caps,
+ * where an unknown suffix keeps hosts apart), this groups hosts the way an operator's "this domain"
+ * does. The port is ignored.
+ */
+export function registrableDomain(host: string): string {
+  const name = stripPort(host.toLowerCase());
+  if (name.startsWith('[')) return name;
+  const r = parseDomain(name, { allowPrivateDomains: true, extractHostname: false });
+  return r.isIp !== true && r.domain ? r.domain : name;
+}
+
+/**
  * The scheduler's unit of politeness and ownership: host[:port] of a URL, lower-case — the same
  * function the parser keys `links` records with, so a host's records always meet its state.
  * Topic URLs are validated absolute http(s) URLs; anything unusable fails loudly here.

@@ -1,0 +1,102 @@
+/**
+ * Crawl scope: which discovered URLs the crawl may queue at all.
+ *
+ *  - `host`: URLs on a seed's host name (any port or scheme);
+ *  - `domain`: URLs on a seed's registrable domain (registrableDomain) or any subdomain of it — the seed
+ *    `https://www.example.org/` admits `example.org`, `www.example.org`, `docs.example.org`;
+ *  - `web`: every URL (the depth and trap bounds still apply).
+ *
+ * On top of the mode, `include` and `exclude` regular expressions are matched against the
+ * normalised URL: with any include given a URL must match one; a URL matching an exclude is out
+ * whatever else holds (exclude wins). Seeds are always taken and extend a host/domain scope; seeds
+ * added later extend it the same way.
+ */
+import { registrableDomain } from '../shared/url.ts';
+
+export type ScopeMode = 'host' | 'domain' | 'web';
+
+/** A compiled URL filter; throws with the bad pattern named. */
+export interface UrlFilter {
+  readonly include: readonly RegExp[];
+  readonly exclude: readonly RegExp[];
+}
+
+export function compileUrlFilter(include: readonly string[], exclude: readonly string[]): UrlFilter {
+  const compile = (flag: string) => (pattern: string): RegExp => {
+    try {
+      return new RegExp(pattern);
+    } catch (err) {
+      throw new Error(`${flag} ${JSON.stringify(pattern)} is not a valid regular expression: ${(err as Error).message}`);
+    }
+  };
+  return { include: include.map(compile('--include')), exclude: exclude.map(compile('--exclude')) };
+}
+
+/** The URL passes the include/exclude rules (exclude wins; no include means every URL). */
+export function passesFilter(url: string, filter: UrlFilter): boolean {
+  if (filter.exclude.some((r) => r.test(url))) return false;
+  return filter.include.length === 0 || filter.include.some((r) => r.test(url));
+}
+
+/** Host name of a host key or URL authority, without port, lower case. */
+export function hostName(host: string): string {
+  const h = host.toLowerCase();
+  if (h.startsWith('[')) {
+    const close = h.indexOf(']');
+    return close > 0 ? h.slice(0, close + 1) : h;
+  }
+  const colon = h.lastIndexOf(':');
+  return colon >= 0 ? h.slice(0, colon) : h;
+}
+
+/** The scope entry a seed on `host` adds: its host name (`host` mode) or registrable domain (`domain`). */
+export function scopeEntry(mode: ScopeMode, host: string): string | undefined {
+  if (mode === 'web') return undefined;
+  const name = hostName(host);
+  return mode === 'host' ? name : registrableDomain(name);
+}
+
+/** `name` equals `root` or is a subdomain of it. */
+export function withinDomain(name: string, root: string): boolean {
+  return name === root || (name.length > root.length && name.endsWith(root) && name.charCodeAt(name.length - root.length - 1) === 46 /* . */);
+}
+
+/**
+ * The scope entries of one partition (every seed's entry, sent to every partition) and the test.
+ * Domain mode walks the host name's labels upwards, so the test costs a few set look-ups.
+ */
+export class CrawlScope {
+  private readonly entries = new Set<string>();
+
+  constructor(readonly mode: ScopeMode) {}
+
+  /** Adds the seed's host or domain; true when it was not in the scope yet. */
+  add(host: string): boolean {
+    const entry = scopeEntry(this.mode, host);
+    if (entry === undefined || this.entries.has(entry)) return false;
+    this.entries.add(entry);
+    return true;
+  }
+
+  /** Restores an entry read back from the partition's store. */
+  restore(entry: string): void {
+    this.entries.add(entry);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  includes(host: string): boolean {
+    if (this.mode === 'web') return true;
+    const name = hostName(host);
+    if (this.mode === 'host') return this.entries.has(name);
+    let candidate = name;
+    for (;;) {
+      if (this.entries.has(candidate)) return true;
+      const dot = candidate.indexOf('.');
+      if (dot < 0) return false;
+      candidate = candidate.slice(dot + 1);
+    }
+  }
+}

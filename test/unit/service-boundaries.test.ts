@@ -1,0 +1,34 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ESLint } from 'eslint';
+
+const RULE = '@typescript-eslint/no-restricted-imports';
+const eslint = new ESLint({ cwd: new URL('../..', import.meta.url).pathname });
+
+async function restricted(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return result!.messages.filter((m) => m.ruleId === RULE).map((m) => m.message);
+}
+
+test('a service importing another service fails lint, at any depth of its folder', async () => {
+  const cases: [string, string][] = [
+    ['services/parser/x.ts', "import { fetchPage } from '../fetcher/fetch.ts';\nexport const f = fetchPage;\n"],
+    ['services/fetcher/x.ts', "import { SchedulerProcessor } from '../scheduler/processor.ts';\nexport const f = SchedulerProcessor;\n"],
+    ['services/scheduler/robots/x.ts', "import { parserService } from '../../parser/service.ts';\nexport const f = parserService;\n"],
+    ['services/scheduler/x.ts', "import { SimWeb } from '../simweb/index.ts';\nexport const f = SimWeb;\n"],
+  ];
+  for (const [file, code] of cases) {
+    const messages = await restricted(file, code);
+    assert.equal(messages.length, 1, `${file}: ${code}`);
+    assert.match(messages[0]!, /must not import another service/);
+  }
+});
+
+test('runtime, shared modules, schemas, topology, its own files and the CLI are allowed', async () => {
+  const cases: [string, string][] = [
+    ['services/parser/x.ts', "import { hostKey } from '../shared/url.ts';\nimport { SCHEMA_VERSION } from '../../schemas/index.ts';\nimport { serviceSpec } from '../../topology/index.ts';\nimport { systemClock } from '../runtime/index.ts';\nexport const f = [hostKey, SCHEMA_VERSION, serviceSpec, systemClock];\n"],
+    ['services/scheduler/politeness/x.ts', "import { requiredDelay } from '../../revisit/selection.ts';\nimport { queueKey } from '../state.ts';\nimport { SCHEMA_VERSION } from '../../../schemas/index.ts';\nexport const f = [requiredDelay, queueKey, SCHEMA_VERSION];\n"],
+    ['services/cli/x.ts', "import { schedulerService } from '../scheduler/service.ts';\nimport { fetcherService } from '../fetcher/service.ts';\nexport const f = [schedulerService, fetcherService];\n"],
+  ];
+  for (const [file, code] of cases) assert.deepEqual(await restricted(file, code), [], file);
+});
