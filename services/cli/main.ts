@@ -20,6 +20,8 @@ import { createResolver, parseResolveEntry } from '../fetcher/dns.ts';
 import { parseCidr } from '../fetcher/address-policy.ts';
 import { defaultUserAgent, fetchTimeouts, FETCHER_DEFAULTS } from '../fetcher/fetch.ts';
 import { SimWeb } from '../simweb/index.ts';
+import { ScaledClock } from '../runtime/index.ts';
+import { changingDemoTable, runChangingDemo, scaledTimers } from './demo-changing.ts';
 import { simulateCommand } from '../ordering/cli.ts';
 import { statsCrawlCommand, statsHostsCommand } from './stats.ts';
 import { readSchedulerConfig, schedulerDefaults } from './scheduler-config.ts';
@@ -52,6 +54,12 @@ function duration(v: string): number {
   const ms = m ? Math.round(Number(m[1]) * unit) : NaN;
   if (!(ms >= 1)) throw new InvalidArgumentError('must be a duration > 0: seconds, or a number with ms, s, m, h or d (e.g. 24h)');
   return ms;
+}
+
+function positiveNumber(v: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number > 0');
+  return n;
 }
 
 function languageList(v: string): string[] {
@@ -138,6 +146,7 @@ interface CrawlFlags {
   feedInterval?: number;
   sitemapInterval?: number;
   languages?: string[];
+  speed?: number;
   scope?: 'host' | 'domain' | 'web';
   hostRules?: string;
   include: string[];
@@ -185,6 +194,7 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--daily-file <file>', 'file with one top-page URL per line, re-read every --daily-interval; links new on them are fetched first')
     .option('--daily-interval <duration>', 're-read interval of --daily-file pages (default 24h)', duration)
     .option('--languages <codes>', 'language focus, e.g. ja,en: pages in other languages are kept and reported, their links not followed', languageList)
+    .option('--speed <n>', 'simulated webs only (requires --dns static): the crawl runs on a clock n times faster than wall time; its intervals, estimator and event times are that clock\'s', positiveNumber)
     .addOption(new Option('--scope <mode>', `${SCOPE_HELP} (default domain)`).choices(['host', 'domain', 'web']))
     .option('--include <regex>', INCLUDE_HELP, collectRegex('--include'), [])
     .option('--exclude <regex>', EXCLUDE_HELP, collectRegex('--exclude'), [])
@@ -271,7 +281,24 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
       allowAddresses: flags.allowAddress,
     },
     logger,
+    ...scaledClockSettings(flags),
   };
+}
+
+/**
+ * --speed: a clock n times faster than wall time, for simulated webs only: on the real web it would
+ * shorten every politeness interval n times, so it is refused unless names resolve only through
+ * --resolve (--dns static). Scheduler timers keep their wall cadence.
+ */
+function scaledClockSettings(flags: CrawlFlags): Pick<CrawlOptions, 'clock'> {
+  if (flags.speed === undefined || flags.speed === 1) return {};
+  if (flags.dns !== 'static') throw new InvalidArgumentError('--speed is only for simulated webs: give --dns static (and --resolve) as well');
+  return { clock: new ScaledClock(Date.now(), flags.speed) };
+}
+
+function withSpeed(options: CrawlOptions, speed: number | undefined): CrawlOptions {
+  if (speed === undefined || speed === 1) return options;
+  return { ...options, scheduler: { ...scaledTimers(speed), ...options.scheduler } };
 }
 
 async function crawlWithDisplay(options: CrawlOptions, flags: CrawlFlags): Promise<CrawlSummary> {
@@ -321,7 +348,7 @@ export function buildProgram(): Command {
       .argument('[urls...]', 'seed URLs'),
     { minInterval: 10, dns: 'system' },
   ).action(async (urls: string[], flags: CrawlFlags, cmd: Command) => {
-    const options = crawlOptions(urls, flags, explicitOptions(cmd));
+    const options = withSpeed(crawlOptions(urls, flags, explicitOptions(cmd)), flags.speed);
     if (options.seeds.length === 0 && (options.sources ?? []).length === 0) throw new InvalidArgumentError('give seed URLs, --seeds-file, --feeds-file or --daily-file (or add seeds to a running crawl with `meguri seed`)');
     const summary = await crawlWithDisplay(options, flags);
     report(summary, flags.summaryJson);
@@ -333,14 +360,43 @@ export function buildProgram(): Command {
       .description('Start a simulated web on 127.0.0.1 and crawl it live, fully offline.')
       .option('--hosts <n>', 'simulated hosts', int('--hosts', 1), 20)
       .option('--pages <n>', 'pages per host', int('--pages', 1), 40)
-      .option('--web-seed <n>', 'seed of the simulated web graph', int('--web-seed', 0), 1),
+      .option('--web-seed <n>', 'seed of the simulated web graph', int('--web-seed', 0), 1)
+      .option('--changing', 'pages change on Poisson schedules (hourly to yearly, some boilerplate-only, some disappear) on a fast clock (--speed, default 3600); reports versions seen and staleness beside a fixed revisit interval with the same fetches')
+      .option('--duration <s>', 'with --changing: wall seconds the crawl runs (default 60)', positiveSeconds),
     { minInterval: 0.1, dns: 'static', data: '' },
-  ).action(async (flags: CrawlFlags & { hosts: number; pages: number; webSeed: number }, cmd: Command) => {
+  ).action(async (flags: CrawlFlags & { hosts: number; pages: number; webSeed: number; changing?: boolean; duration?: number }, cmd: Command) => {
+    if (flags.changing) {
+      const speed = flags.speed ?? 3600;
+      const display = startProgress(flags.progress, undefined);
+      try {
+        const report = await runChangingDemo({
+          hosts: flags.hosts,
+          pagesPerHost: flags.pages,
+          webSeed: flags.webSeed,
+          speed,
+          durationS: flags.duration ?? 60,
+          dataDir: flags.data,
+          crawlOptions: (seeds, resolve, data) => {
+            const o = crawlOptions(seeds, { ...flags, data, dns: 'static', speed: undefined }, explicitOptions(cmd), resolve);
+            return { ...o, scheduler: { ...scaledTimers(speed), ...o.scheduler } };
+          },
+          onProgress: (p) => display.update(p),
+          log: (line) => console.error(line),
+        });
+        display.stop();
+        if (flags.summaryJson) writeFileSync(flags.summaryJson, JSON.stringify(report, null, 2) + '\n');
+        console.log(JSON.stringify(report, null, 2));
+        console.error(changingDemoTable(report));
+      } finally {
+        display.stop();
+      }
+      return;
+    }
     const web = await SimWeb.start({ seed: flags.webSeed, hosts: flags.hosts, pagesPerHost: flags.pages });
     try {
       const resolve = Object.entries(web.resolveMap()).map(([pattern, ip]) => `${pattern}=${ip}`);
       const data = flags.data || mkdtempSync(join(tmpdir(), 'meguri-demo-'));
-      const options = crawlOptions(web.homeUrls(), { ...flags, data, dns: 'static', untilIdle: flags.untilIdle ?? (flags.maxPages === undefined) }, explicitOptions(cmd), resolve);
+      const options = withSpeed(crawlOptions(web.homeUrls(), { ...flags, data, dns: 'static', untilIdle: flags.untilIdle ?? (flags.maxPages === undefined) }, explicitOptions(cmd), resolve), flags.speed);
       console.error(`simulated web: ${flags.hosts} hosts × ${flags.pages} pages on 127.0.0.1:${web.port}; data in ${data}`);
       const summary = await crawlWithDisplay(options, flags);
       const agent = (flags.userAgent ?? 'meguri').split(/[/ ]/)[0] ?? 'meguri';
