@@ -84,6 +84,9 @@ describe('sitemaps, feeds and language focus', { timeout: 180_000 }, () => {
         '/from-ja.html': { body: html('from ja', EN_TEXT, 'en'), contentType: 'text/html; charset=utf-8' },
         '/from-en.html': { body: html('from en', EN_TEXT, 'en'), contentType: 'text/html; charset=utf-8' },
         '/new-item.html': { body: html('New item', EN_TEXT, 'en'), contentType: 'text/html; charset=utf-8' },
+        '/daily.html': { body: html('Top', EN_TEXT + '<a href="/daily-1.html">1</a>', 'en'), contentType: 'text/html; charset=utf-8' },
+        '/daily-1.html': { body: html('Story 1', EN_TEXT, 'en'), contentType: 'text/html; charset=utf-8' },
+        '/daily-2.html': { body: html('Story 2', EN_TEXT, 'en'), contentType: 'text/html; charset=utf-8' },
       };
       web.configureHost('h0.sim.test', { documents: { ...docs } });
       const requests = (path: string): number[] =>
@@ -97,7 +100,10 @@ describe('sitemaps, feeds and language focus', { timeout: 180_000 }, () => {
       dirs.push(dir);
       const crawl: Promise<CrawlSummary> = runCrawl({
         seeds: [web.urlOf(0, 0)],
-        sources: [{ url: `${origin}/feed.rss`, kind: 'feed' }],
+        sources: [
+          { url: `${origin}/feed.rss`, kind: 'feed' },
+          { url: `${origin}/daily.html`, kind: 'daily' },
+        ],
         languages: ['en'],
         dataDir: dir,
         partitions: 2,
@@ -108,6 +114,7 @@ describe('sitemaps, feeds and language focus', { timeout: 180_000 }, () => {
           sitemaps: true,
           sitemapIntervalMs: BASE_MS,
           feedIntervalMs: BASE_MS,
+          dailyIntervalMs: BASE_MS,
           politeness: { kFactor: 0, suspendEnabled: false },
         },
         fetcher: { resolver: createResolver({ mode: 'static', resolve: resolveEntries(web) }), userAgent: 'meguri/0.1 (+http://meguri.invalid/bot)' },
@@ -124,6 +131,15 @@ describe('sitemaps, feeds and language focus', { timeout: 180_000 }, () => {
       assert.ok(requests('/broken-sitemap.xml').length > 0, 'the broken sitemap was read');
       assert.equal(requests('/never-listed.html').length, 0, 'nothing of a broken sitemap is taken');
 
+      // A daily page is read again every dailyIntervalMs; a link new on it is fetched at once.
+      await waitFor('the daily page\'s link', () => requests('/daily-1.html').length > 0, 20_000);
+      docs['/daily.html'] = { body: html('Top', EN_TEXT + '<a href="/daily-1.html">1</a><a href="/daily-2.html">2</a>', 'en'), contentType: 'text/html; charset=utf-8' };
+      web.configureHost('h0.sim.test', { documents: { ...docs } });
+      const dailyChangedAt = Date.now();
+      await waitFor('the link new on the daily page', () => requests('/daily-2.html').length > 0, 4 * BASE_MS);
+      assert.ok(requests('/daily-2.html')[0]! - dailyChangedAt <= BASE_MS + 1500, 'fetched by the next daily read');
+      assert.equal(requests('/daily-1.html').length, 1, 'a link already known is not fetched again');
+
       // A new item in the RSS feed, added right after a read of the feed: fetched by the next read.
       const feedReads = requests('/feed.rss').length;
       await waitFor('a read of the feed', () => requests('/feed.rss').length > feedReads, 4 * BASE_MS);
@@ -133,9 +149,11 @@ describe('sitemaps, feeds and language focus', { timeout: 180_000 }, () => {
       const readsSince = requests('/feed.rss').filter((t) => t >= addedAt);
       const itemAt = requests('/new-item.html')[0]!;
       assert.ok(readsSince.length >= 1 && readsSince[0]! <= itemAt, 'the item came from a later read of the feed');
-      // Within one feed interval (the interval in force is at most twice the base after a read
-      // without new items) plus the host's politeness gap.
-      assert.ok(itemAt - addedAt <= 2 * BASE_MS + 1500, `new item fetched ${itemAt - addedAt} ms after it appeared`);
+      // Within one feed interval: the read before the item appeared set the next one (twice the last
+      // gap at most, after a read without new items), plus the host's politeness gap.
+      const reads = requests('/feed.rss').filter((t) => t < addedAt);
+      const lastGap = reads.length >= 2 ? reads.at(-1)! - reads.at(-2)! : BASE_MS;
+      assert.ok(itemAt - reads.at(-1)! <= Math.min(2 * lastGap, 7 * BASE_MS) + 1500, `new item fetched ${itemAt - reads.at(-1)!} ms after the last read before it (last gap ${lastGap} ms)`);
 
       // A changed <lastmod> in the gzip sitemap brings the page's revisit forward.
       const before = requests('/only-in-sitemap.html').length;
@@ -154,6 +172,8 @@ describe('sitemaps, feeds and language focus', { timeout: 180_000 }, () => {
       assert.ok(summary.feedItemsNew >= 3, `feed items: ${summary.feedItemsNew}`);
       assert.ok(summary.offLanguage >= 1);
       assert.ok(summary.sitemapUrls >= 3);
+      assert.ok(summary.dailyFetched >= 2, `daily reads: ${summary.dailyFetched}`);
+      assert.ok(summary.dailyNewLinks >= 2, `daily links: ${summary.dailyNewLinks}`);
       // Politeness holds for the documents too: one request at a time to h0.
       assert.equal(summary.deadletters, 0);
     } finally {
