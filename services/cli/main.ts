@@ -439,14 +439,16 @@ export function buildProgram(): Command {
     program
       .command('seed')
       .description('Add seed URLs to a crawl (Kafka, or an embedded log that no process has open).')
-      .argument('<urls...>', 'seed URLs'),
-  ).action(async (urls: string[], flags: LogLocation) => {
+      .argument('<urls...>', 'seed URLs')
+      .addOption(new Option('--kind <kind>', 'add them as feeds or daily pages, re-read on their own schedule (as --feeds-file / --daily-file)').choices(['feed', 'daily'])),
+  ).action(async (urls: string[], flags: LogLocation & { kind?: 'feed' | 'daily' }) => {
     const transport = await openLog(flags);
     try {
       const topic = `${flags.topicPrefix}links`;
       const described = await transport.describeTopic(topic);
       if (!described) throw new InvalidArgumentError(`topic ${topic} does not exist: start a crawl or run \`meguri topics create\` first`);
-      const { records, rejected } = seedRecords(urls, Date.now());
+      const kind = flags.kind;
+      const { records, rejected } = seedRecords(kind ? urls.map((url) => ({ url, kind })) : urls, Date.now());
       for (const r of rejected) console.error(`rejected ${r.url}: ${r.reason}`);
       // Every partition learns the new seeds' hosts/domains: they extend a host/domain scope.
       await transport.send(seedOutRecords(topic, records, described.partitions.length));
