@@ -429,6 +429,7 @@ export function buildProgram(): Command {
     .option('--timeout <s>', 'fetcher: seconds one request may take (or MEGURI_FETCH_TIMEOUT_S; default 30)', positiveSeconds)
     .addOption(new Option('--dns <mode>', 'fetcher: static or system DNS').choices(['static', 'system']))
     .option('--allow-address <cidr>', `fetcher: ${ALLOW_ADDRESS_HELP} (or MEGURI_ALLOW_ADDRESS, comma-separated)`, collectCidr, [])
+    .option('--no-sitemaps', "scheduler: do not read hosts' sitemaps (on unless this flag or \"sitemaps\": false in the settings file)")
     .option('--create-topics', 'create missing topics at start (or MEGURI_CREATE_TOPICS=true); otherwise a missing topic stops the service')
     .option('--fsync', 'embedded log: fsync every commit (or MEGURI_FSYNC=true)')
     .action(async (service: 'scheduler' | 'fetcher' | 'parser', flags: Record<string, unknown>) => {

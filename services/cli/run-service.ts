@@ -121,7 +121,7 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
         // the per-IP cap sees every request (a settings file may turn it off).
         learnAddressFirst: file.learnAddressFirst ?? true,
         // Sitemaps are read unless the settings file says `"sitemaps": false` (as `meguri crawl --no-sitemaps`).
-        sitemaps: file.sitemaps ?? true,
+        sitemaps: flags.sitemaps === false ? false : (file.sitemaps ?? true),
       }, hostRules ? { hostRules } : {}),
       common,
     ) as StreamService<unknown>;
