@@ -11,5 +11,6 @@ export const changeRecord = z.object({
   md5: z.string().optional(),
   fingerprint: z.string().optional(),
   page: recordPointer.optional().describe('The `pages` record holding the content (absent for gone).'),
+  lang: z.string().optional().describe("Language of the page's main text (ISO 639-1), when known."),
 });
 export type ChangeRecord = z.infer<typeof changeRecord>;

@@ -34,6 +34,10 @@ export const frontierRecord = z.object({
     .max(MAX_REDIRECT_HOPS)
     .optional()
     .describe('For reason=redirect: the redirect responses that led here, first first (its length is the hop count).'),
+  daily: z
+    .literal(true)
+    .optional()
+    .describe('The URL is a daily page (--daily-file): links new on it are fetched at once (the parser marks them via=daily).'),
   issuedAt: epochMs,
 });
 export type FrontierRecord = z.infer<typeof frontierRecord>;

@@ -5,12 +5,22 @@ import { fetchReason, redirectHop, MAX_REDIRECT_HOPS } from './frontier.ts';
 /** Out-links listed on an outcome at most (a page with more still sends every `link` record). */
 export const MAX_OUT_LINKS = 2000;
 
+/** What a URL is re-read as on a schedule of its own (docs/feeds.md): a sitemap, a feed or a daily page. */
+export const sourceKind = z.enum(['sitemap', 'feed', 'daily']);
+export type SourceKind = z.infer<typeof sourceKind>;
+
+/** How a discovered URL was found when not by an ordinary link: listed in a sitemap, an item of a feed, new on a daily page. */
+export const discoveryVia = z.enum(['sitemap', 'feed', 'daily']);
+
+export const changeFreq = z.enum(['always', 'hourly', 'daily', 'weekly', 'monthly', 'yearly', 'never']);
+
 /** A URL to start from, added by `meguri crawl`/`meguri seed`. Keyed by its host. */
 export const seedLink = z.object({
   v: version,
   type: z.literal('seed'),
   url: httpUrl,
   addedAt: epochMs,
+  kind: sourceKind.optional().describe('The URL is a feed (--feeds-file), a daily page (--daily-file) or a sitemap, re-read on its own schedule.'),
   scopeOnly: z
     .boolean()
     .optional()
@@ -45,6 +55,11 @@ export const discoveredLink = z.object({
     .max(MAX_REDIRECT_HOPS)
     .optional()
     .describe('Set when the target is the Location of a redirect: the chain that led to it (the source is the last hop). Same depth as the source, queued first on its host.'),
+  via: discoveryVia.optional().describe('Found in a sitemap, as a feed item, or new on a daily page (feed and daily targets are queued first).'),
+  lastmod: epochMs.optional().describe('Sitemap <lastmod> or feed item date: seeds the change interval of a new URL, marks a known one changed when newer than its last fetch.'),
+  priority: z.number().min(0).max(1).optional().describe('Sitemap <priority>: feeds α of the revisit selection γ = α + (1 − α)β.'),
+  changefreq: changeFreq.optional().describe('Sitemap <changefreq>: a hint for the change interval of a URL without history.'),
+  kind: sourceKind.optional().describe('The target is itself a sitemap or a feed (a sitemap index child, a page\'s <link rel=alternate> feed): re-read on its own schedule.'),
 });
 
 /** The result of one fetch request, keyed by the fetched URL's host (back to the owning partition). */
@@ -85,6 +100,23 @@ export const outcomeLink = z.object({
     .optional()
     .describe('For reason=robots: the robots.txt response the scheduler parses.'),
   page: recordPointer.optional().describe('Where the fetched content is in `pages`.'),
+  lang: z.string().regex(/^[a-z]{2,3}$/).optional().describe("Language of the page's main text (ISO 639-1), else as declared by <html lang> or Content-Language."),
+  offLanguage: z.boolean().optional().describe('The page is not in one of --languages: kept and reported, its links not followed.'),
+  document: z
+    .object({
+      kind: z.enum(['sitemap', 'feed']),
+      format: z.enum(['urlset', 'index', 'text', 'feed', 'rss', 'rdf', 'atom']).optional(),
+      entries: z.number().int().nonnegative().describe('URLs (or child sitemaps) listed and accepted.'),
+      itemIds: z.array(z.string().regex(/^[0-9a-f]{8}$/)).max(500).optional().describe('Feeds: short hashes of the item ids, newest first as listed, to tell new items from seen ones.'),
+      newest: epochMs.optional().describe('Latest item date or <lastmod>.'),
+      oldest: epochMs.optional().describe('Earliest item date or <lastmod>.'),
+      ttlMs: z.number().int().nonnegative().optional().describe("The feed's own refresh hint (RSS ttl, sy:updatePeriod)."),
+      invalid: z.number().int().nonnegative().optional(),
+      foreign: z.number().int().nonnegative().optional(),
+      limit: z.enum(['urls', 'bytes']).optional().describe('A protocol limit (50,000 URLs, 50 MB) was reached; the rest was ignored.'),
+    })
+    .optional()
+    .describe('For reason=sitemap/feed: what the document held (its entries arrive as discovered links).'),
   fetchedAt: epochMs,
 });
 

@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
-import type { SeedLink } from '../../schemas/index.ts';
+import type { SeedLink, SourceKind } from '../../schemas/index.ts';
 import { StreamService, createTransport, silentLogger, systemClock } from '../runtime/index.ts';
 import type { Clock, Logger, OutRecord, TopicReplication, Transport } from '../runtime/index.ts';
 import { schedulerService, CrawlProgress, hostKey } from '../scheduler/service.ts';
@@ -20,8 +20,18 @@ import { parserService } from '../parser/service.ts';
 import { normalizeUrl, paramFilter } from '../shared/url.ts';
 import { crawlCatalog } from '../../topology/catalog.ts';
 
+/** A URL read on a schedule of its own: a feed (--feeds-file) or a daily page (--daily-file). */
+export interface SourceSeed {
+  readonly url: string;
+  readonly kind: SourceKind;
+}
+
 export interface CrawlOptions {
   readonly seeds: readonly string[];
+  /** Feeds and daily pages to start from (seeded with their kind). */
+  readonly sources?: readonly SourceSeed[];
+  /** Language focus: links of pages in other languages are not followed. */
+  readonly languages?: readonly string[];
   readonly dataDir: string;
   readonly kafkaBrokers?: readonly string[];
   readonly topicPrefix?: string;
@@ -81,21 +91,34 @@ export interface CrawlSummary extends CrawlSnapshot {
   readonly perDepth?: DepthRow[];
   /** failed first fetches (429, 5xx, timeouts, resets) queued again, not counted in pagesFetched */
   readonly pageRetries: number;
+  /** sitemap and feed reads, new URLs they listed, daily page reads and new links on them, pages outside --languages */
+  readonly sitemapsFetched: number;
+  readonly sitemapErrors: number;
+  readonly sitemapUrls: number;
+  readonly feedsFetched: number;
+  readonly feedErrors: number;
+  readonly feedItemsNew: number;
+  readonly dailyFetched: number;
+  readonly dailyNewLinks: number;
+  readonly offLanguage: number;
   readonly lost: number;
   readonly deadletters: number;
 }
 
 /** Seeds as `links` seed records, normalised; invalid ones are reported, not sent. */
-export function seedRecords(urls: readonly string[], now: number, aliases?: ReadonlyMap<string, string>): { records: { key: string; value: SeedLink }[]; rejected: { url: string; reason: string }[] } {
+export function seedRecords(urls: readonly (string | SourceSeed)[], now: number, aliases?: ReadonlyMap<string, string>): { records: { key: string; value: SeedLink }[]; rejected: { url: string; reason: string }[] } {
   const records: { key: string; value: SeedLink }[] = [];
   const rejected: { url: string; reason: string }[] = [];
-  for (const raw of urls) {
+  for (const entry of urls) {
+    const raw = typeof entry === 'string' ? entry : entry.url;
     const n = normalizeUrl(raw.trim(), undefined, aliases && aliases.size > 0 ? { aliases } : undefined);
     if (!n.ok) {
       rejected.push({ url: raw, reason: n.reason });
       continue;
     }
-    records.push({ key: hostKey(n.url), value: { v: SCHEMA_VERSION, type: 'seed', url: n.url, addedAt: now } });
+    const value: SeedLink = { v: SCHEMA_VERSION, type: 'seed', url: n.url, addedAt: now };
+    if (typeof entry !== 'string') value.kind = entry.kind;
+    records.push({ key: hostKey(n.url), value });
   }
   return { records, rejected };
 }
@@ -164,7 +187,12 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const stripParams = options.scheduler?.stripParams !== undefined ? { stripParams: paramFilter(options.scheduler.stripParams) } : {};
   // ... and rewrites links on alias hosts to their canonical host, as the scheduler does.
   const aliases = new Map(Object.entries(options.scheduler?.aliases ?? {}));
-  const parserDef = parserService({ workers: options.parserWorkers ?? defaultParserWorkers(), ...stripParams, ...(aliases.size > 0 ? { aliases } : {}) });
+  const parserDef = parserService({
+    workers: options.parserWorkers ?? defaultParserWorkers(),
+    ...stripParams,
+    ...(aliases.size > 0 ? { aliases } : {}),
+    ...(options.languages && options.languages.length > 0 ? { languages: options.languages } : {}),
+  });
   const services = [
     new StreamService(schedulerService(options.scheduler ?? {}, { progress, ...(budget ? { budget } : {}), ...(options.hostRules ? { hostRules: options.hostRules } : {}) }), common),
     new StreamService(fetcherDef, common),
@@ -194,7 +222,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   try {
     // Topics first (all services' topics and changelogs), so seeds can be sent before anyone joins.
     await transport.ensureTopics(services.flatMap((s) => s.topicDefinitions(partitions)));
-    const { records, rejected } = seedRecords(options.seeds, clock.now(), aliases);
+    const { records, rejected } = seedRecords([...options.seeds, ...(options.sources ?? [])], clock.now(), aliases);
     for (const r of rejected) logger.warn({ url: r.url, reason: r.reason }, 'seed rejected');
     if (records.length > 0) {
       await transport.send(seedOutRecords(`${prefix}links`, records, partitions));
@@ -246,5 +274,5 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
     options.scheduler?.mode === 'discovery'
       ? { externalServers: t.externalServers ?? 0, sampleSkipped: t.sampleSkipped ?? 0, perDepth: depthRows(t.pagesByDepth ?? [], t.serversByDepth ?? []) }
       : {};
-  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, outOfScopeSkipped: t.outOfScopeSkipped ?? 0, hostRuleSkipped: t.hostRuleSkipped ?? 0, pageRetries: t.pageRetries ?? 0, lost: t.lost, deadletters, ...discovery };
+  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, outOfScopeSkipped: t.outOfScopeSkipped ?? 0, hostRuleSkipped: t.hostRuleSkipped ?? 0, pageRetries: t.pageRetries ?? 0, lost: t.lost, deadletters, sitemapsFetched: t.sitemapsFetched ?? 0, sitemapErrors: t.sitemapErrors ?? 0, feedErrors: t.feedErrors ?? 0, sitemapUrls: t.sitemapUrls ?? 0, feedsFetched: t.feedsFetched ?? 0, feedItemsNew: t.feedItemsNew ?? 0, dailyFetched: t.dailyFetched ?? 0, dailyNewLinks: t.dailyNewLinks ?? 0, offLanguage: t.offLanguage ?? 0, ...discovery };
 }

@@ -17,10 +17,13 @@ import { watchHostRules } from './host-rules-file.ts';
 import { parseAliasFile } from '../shared/aliases.ts';
 import { robotsCheckCommand } from '../scheduler/robots/cli.ts';
 import { parseCommand } from '../parser/cli.ts';
+import { parseLanguageList } from '../parser/language-tags.ts';
 import { createResolver, parseResolveEntry } from '../fetcher/dns.ts';
 import { parseCidr } from '../fetcher/address-policy.ts';
 import { defaultUserAgent, fetchTimeouts, FETCHER_DEFAULTS } from '../fetcher/fetch.ts';
 import { SimWeb } from '../simweb/index.ts';
+import { ScaledClock } from '../runtime/index.ts';
+import { changingDemoTable, runChangingDemo, scaledTimers } from './demo-changing.ts';
 import { simulateCommand } from '../ordering/cli.ts';
 import { discoverySimulateCommand } from '../ordering/discovery-cli.ts';
 import { statsCrawlCommand, statsHostsCommand } from './stats.ts';
@@ -45,6 +48,29 @@ function seconds(v: string): number {
   const n = Number(v);
   if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('must be a number of seconds ≥ 0');
   return n;
+}
+
+/** A duration: seconds, or a number with a unit (`90s`, `30m`, `6h`, `1d`); in ms. */
+function duration(v: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(v);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m?.[2] ?? 's').toLowerCase() as 'ms' | 's' | 'm' | 'h' | 'd'];
+  const ms = m ? Math.round(Number(m[1]) * unit) : NaN;
+  if (!(ms >= 1)) throw new InvalidArgumentError('must be a duration > 0: seconds, or a number with ms, s, m, h or d (e.g. 24h)');
+  return ms;
+}
+
+function positiveNumber(v: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number > 0');
+  return n;
+}
+
+function languageList(v: string): string[] {
+  try {
+    return [...parseLanguageList(v)];
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
 }
 
 function positiveSeconds(v: string): number {
@@ -142,6 +168,14 @@ interface CrawlFlags {
   /** true: given without a mode (form) */
   queryRestriction?: 'off' | 'form' | 'all' | true;
   query: boolean;
+  sitemaps: boolean;
+  feedsFile?: string;
+  dailyFile?: string;
+  dailyInterval?: number;
+  feedInterval?: number;
+  sitemapInterval?: number;
+  languages?: string[];
+  speed?: number;
   scope?: 'host' | 'domain' | 'web';
   hostRules?: string;
   aliasFile?: string;
@@ -188,6 +222,14 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--strip-params <names>', 'comma-separated query/path parameters removed from URLs, `name*` for a prefix ("" for none; default: session ids and tracking tags)', paramNames)
     .option('--query-restriction [mode]', 'off; form (the default when no mode is given): a URL is not followed when its form without the query was seen (seed 002); all: no URL with a query is followed', queryMode)
     .option('--no-query', 'seed 002\'s query restriction: same as --query-restriction form')
+    .option('--no-sitemaps', "do not read hosts' sitemaps (robots.txt Sitemap: lines, else /sitemap.xml)")
+    .option('--sitemap-interval <duration>', 'base re-read interval of a sitemap, adapted to how often it changes (default 24h)', duration)
+    .option('--feeds-file <file>', 'file with one RSS/Atom feed URL per line, re-read on their own schedule; new items are fetched first')
+    .option('--feed-interval <duration>', 'base re-read interval of a feed, adapted to its rate of new items (default 24h)', duration)
+    .option('--daily-file <file>', 'file with one top-page URL per line, re-read every --daily-interval; links new on them are fetched first')
+    .option('--daily-interval <duration>', 're-read interval of --daily-file pages (default 24h)', duration)
+    .option('--languages <codes>', 'language focus, e.g. ja,en: pages in other languages are kept and reported, their links not followed', languageList)
+    .option('--speed <n>', 'simulated webs only (requires --dns static): the crawl runs on a clock n times faster than wall time; its intervals, estimator and event times are that clock\'s', positiveNumber)
     .addOption(new Option('--scope <mode>', `${SCOPE_HELP} (default domain)`).choices(['host', 'domain', 'web']))
     .option('--include <regex>', INCLUDE_HELP, collectRegex('--include'), [])
     .option('--exclude <regex>', EXCLUDE_HELP, collectRegex('--exclude'), [])
@@ -249,8 +291,20 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
   const env = loadRuntimeConfig({ transport: 'embedded' });
   // Explicit replication is honoured or fails; the defaults fit themselves to a small cluster.
   const chosen = chooseReplication(flags, env);
+  const sources = [
+    ...(flags.feedsFile ? readSeedsFile(flags.feedsFile).map((url) => ({ url, kind: 'feed' as const })) : []),
+    ...(flags.dailyFile ? readSeedsFile(flags.dailyFile).map((url) => ({ url, kind: 'daily' as const })) : []),
+  ];
+  const sourceSettings = {
+    sitemaps: flags.sitemaps,
+    ...(flags.sitemapInterval !== undefined ? { sitemapIntervalMs: flags.sitemapInterval } : {}),
+    ...(flags.feedInterval !== undefined ? { feedIntervalMs: flags.feedInterval } : {}),
+    ...(flags.dailyInterval !== undefined ? { dailyIntervalMs: flags.dailyInterval } : {}),
+  };
   return {
     seeds,
+    ...(sources.length > 0 ? { sources } : {}),
+    ...(flags.languages !== undefined ? { languages: flags.languages } : {}),
     dataDir: flags.data,
     replication: { ...chosen.replication, capToBrokers: !chosen.explicit },
     fsync: flags.fsync === true || env.fsync,
@@ -265,6 +319,7 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
       ...discoveryFlags,
       ...(fromFlag('minIntervalMs') ? { minIntervalMs: Math.round(flags.minInterval * 1000) } : {}),
       ...trapBounds,
+      ...sourceSettings,
       ...scope,
       ...(flags.aliasFile !== undefined ? { aliases: { ...file.aliases, ...readAliases(flags.aliasFile) } } : {}),
       ...(Object.keys(politenessFlags).length > 0 ? { politeness: { ...file.politeness, ...politenessFlags } } : {}),
@@ -278,7 +333,24 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
       allowAddresses: flags.allowAddress,
     },
     logger,
+    ...scaledClockSettings(flags),
   };
+}
+
+/**
+ * --speed: a clock n times faster than wall time, for simulated webs only: on the real web it would
+ * shorten every politeness interval n times, so it is refused unless names resolve only through
+ * --resolve (--dns static). Scheduler timers keep their wall cadence.
+ */
+function scaledClockSettings(flags: CrawlFlags): Pick<CrawlOptions, 'clock'> {
+  if (flags.speed === undefined || flags.speed === 1) return {};
+  if (flags.dns !== 'static') throw new InvalidArgumentError('--speed is only for simulated webs: give --dns static (and --resolve) as well');
+  return { clock: new ScaledClock(Date.now(), flags.speed) };
+}
+
+function withSpeed(options: CrawlOptions, speed: number | undefined): CrawlOptions {
+  if (speed === undefined || speed === 1) return options;
+  return { ...options, scheduler: { ...scaledTimers(speed), ...options.scheduler } };
 }
 
 async function crawlWithDisplay(options: CrawlOptions, flags: CrawlFlags): Promise<CrawlSummary> {
@@ -328,8 +400,8 @@ export function buildProgram(): Command {
       .argument('[urls...]', 'seed URLs'),
     { minInterval: 10, dns: 'system' },
   ).action(async (urls: string[], flags: CrawlFlags, cmd: Command) => {
-    const options = crawlOptions(urls, flags, explicitOptions(cmd));
-    if (options.seeds.length === 0) throw new InvalidArgumentError('give seed URLs or --seeds-file (or add seeds to a running crawl with `meguri seed`)');
+    const options = withSpeed(crawlOptions(urls, flags, explicitOptions(cmd)), flags.speed);
+    if (options.seeds.length === 0 && (options.sources ?? []).length === 0) throw new InvalidArgumentError('give seed URLs, --seeds-file, --feeds-file or --daily-file (or add seeds to a running crawl with `meguri seed`)');
     const summary = await crawlWithDisplay(options, flags);
     report(summary, flags.summaryJson);
     if (flags.out !== undefined && summary.perDepth) {
@@ -346,14 +418,43 @@ export function buildProgram(): Command {
       .description('Start a simulated web on 127.0.0.1 and crawl it live, fully offline.')
       .option('--hosts <n>', 'simulated hosts', int('--hosts', 1), 20)
       .option('--pages <n>', 'pages per host', int('--pages', 1), 40)
-      .option('--web-seed <n>', 'seed of the simulated web graph', int('--web-seed', 0), 1),
+      .option('--web-seed <n>', 'seed of the simulated web graph', int('--web-seed', 0), 1)
+      .option('--changing', 'pages change on Poisson schedules (hourly to yearly, some boilerplate-only, some disappear) on a fast clock (--speed, default 3600); reports versions seen and staleness beside a fixed revisit interval with the same fetches')
+      .option('--duration <s>', 'with --changing: wall seconds the crawl runs (default 60)', positiveSeconds),
     { minInterval: 0.1, dns: 'static', data: '' },
-  ).action(async (flags: CrawlFlags & { hosts: number; pages: number; webSeed: number }, cmd: Command) => {
+  ).action(async (flags: CrawlFlags & { hosts: number; pages: number; webSeed: number; changing?: boolean; duration?: number }, cmd: Command) => {
+    if (flags.changing) {
+      const speed = flags.speed ?? 3600;
+      const display = startProgress(flags.progress, undefined);
+      try {
+        const report = await runChangingDemo({
+          hosts: flags.hosts,
+          pagesPerHost: flags.pages,
+          webSeed: flags.webSeed,
+          speed,
+          durationS: flags.duration ?? 60,
+          dataDir: flags.data,
+          crawlOptions: (seeds, resolve, data) => {
+            const o = crawlOptions(seeds, { ...flags, data, dns: 'static', speed: undefined }, explicitOptions(cmd), resolve);
+            return { ...o, scheduler: { ...scaledTimers(speed), ...o.scheduler } };
+          },
+          onProgress: (p) => display.update(p),
+          log: (line) => console.error(line),
+        });
+        display.stop();
+        if (flags.summaryJson) writeFileSync(flags.summaryJson, JSON.stringify(report, null, 2) + '\n');
+        console.log(JSON.stringify(report, null, 2));
+        console.error(changingDemoTable(report));
+      } finally {
+        display.stop();
+      }
+      return;
+    }
     const web = await SimWeb.start({ seed: flags.webSeed, hosts: flags.hosts, pagesPerHost: flags.pages });
     try {
       const resolve = Object.entries(web.resolveMap()).map(([pattern, ip]) => `${pattern}=${ip}`);
       const data = flags.data || mkdtempSync(join(tmpdir(), 'meguri-demo-'));
-      const options = crawlOptions(web.homeUrls(), { ...flags, data, dns: 'static', untilIdle: flags.untilIdle ?? (flags.maxPages === undefined) }, explicitOptions(cmd), resolve);
+      const options = withSpeed(crawlOptions(web.homeUrls(), { ...flags, data, dns: 'static', untilIdle: flags.untilIdle ?? (flags.maxPages === undefined) }, explicitOptions(cmd), resolve), flags.speed);
       console.error(`simulated web: ${flags.hosts} hosts × ${flags.pages} pages on 127.0.0.1:${web.port}; data in ${data}`);
       const summary = await crawlWithDisplay(options, flags);
       const agent = (flags.userAgent ?? 'meguri').split(/[/ ]/)[0] ?? 'meguri';
@@ -387,6 +488,7 @@ export function buildProgram(): Command {
     .option('--timeout <s>', 'fetcher: seconds one request may take (or MEGURI_FETCH_TIMEOUT_S; default 30)', positiveSeconds)
     .addOption(new Option('--dns <mode>', 'fetcher: static or system DNS').choices(['static', 'system']))
     .option('--allow-address <cidr>', `fetcher: ${ALLOW_ADDRESS_HELP} (or MEGURI_ALLOW_ADDRESS, comma-separated)`, collectCidr, [])
+    .option('--no-sitemaps', "scheduler: do not read hosts' sitemaps (on unless this flag or \"sitemaps\": false in the settings file)")
     .option('--create-topics', 'create missing topics at start (or MEGURI_CREATE_TOPICS=true); otherwise a missing topic stops the service')
     .option('--fsync', 'embedded log: fsync every commit (or MEGURI_FSYNC=true)')
     .action(async (service: 'scheduler' | 'fetcher' | 'parser', flags: Record<string, unknown>) => {
@@ -398,14 +500,17 @@ export function buildProgram(): Command {
       .command('seed')
       .description('Add seed URLs to a crawl (Kafka, or an embedded log that no process has open).')
       .argument('<urls...>', 'seed URLs')
-      .option('--alias-file <file>', ALIAS_HELP),
-  ).action(async (urls: string[], flags: LogLocation & { aliasFile?: string }) => {
+      .option('--alias-file <file>', ALIAS_HELP)
+      .addOption(new Option('--kind <kind>', 'add them as feeds or daily pages, re-read on their own schedule (as --feeds-file / --daily-file)').choices(['feed', 'daily'])),
+  ).action(async (urls: string[], flags: LogLocation & { aliasFile?: string; kind?: 'feed' | 'daily' }) => {
     const transport = await openLog(flags);
     try {
       const topic = `${flags.topicPrefix}links`;
       const described = await transport.describeTopic(topic);
       if (!described) throw new InvalidArgumentError(`topic ${topic} does not exist: start a crawl or run \`meguri topics create\` first`);
-      const { records, rejected } = seedRecords(urls, Date.now(), new Map(Object.entries(readAliases(flags.aliasFile ?? process.env.MEGURI_ALIAS_FILE))));
+      const kind = flags.kind;
+      const aliases = new Map(Object.entries(readAliases(flags.aliasFile ?? process.env.MEGURI_ALIAS_FILE)));
+      const { records, rejected } = seedRecords(kind ? urls.map((url) => ({ url, kind })) : urls, Date.now(), aliases);
       for (const r of rejected) console.error(`rejected ${r.url}: ${r.reason}`);
       // Every partition learns the new seeds' hosts/domains: they extend a host/domain scope.
       await transport.send(seedOutRecords(topic, records, described.partitions.length));

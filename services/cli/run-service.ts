@@ -12,6 +12,7 @@ import type { WatchedHostRules } from './host-rules-file.ts';
 import type { SchedulerOptionsInput } from '../scheduler/options.ts';
 import { fetcherService } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';
+import { parseLanguageList } from '../parser/language-tags.ts';
 import { parseCidr } from '../fetcher/address-policy.ts';
 import { createResolver } from '../fetcher/dns.ts';
 import { defaultUserAgent, fetchTimeouts } from '../fetcher/fetch.ts';
@@ -131,6 +132,8 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
         // Fetchers run as separate processes here: learn each host's IP before its first request so
         // the per-IP cap sees every request (a settings file may turn it off).
         learnAddressFirst: file.learnAddressFirst ?? true,
+        // Sitemaps are read unless the settings file says `"sitemaps": false` (as `meguri crawl --no-sitemaps`).
+        sitemaps: flags.sitemaps === false ? false : (file.sitemaps ?? true),
       }, hostRules ? { hostRules } : {}),
       common,
     ) as StreamService<unknown>;
@@ -149,7 +152,15 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
   } else {
     // The parser removes the session/tracking parameters of the scheduler's settings file, if given.
     const stripParams = readSchedulerConfig((flags.schedulerConfig as string | undefined) ?? env('MEGURI_SCHEDULER_CONFIG')).stripParams;
-    const definition = parserService({ workers: Number(env('MEGURI_PARSER_WORKERS') ?? 0), ...(stripParams !== undefined ? { stripParams: paramFilter(stripParams) } : {}), ...(parserAliases.size > 0 ? { aliases: parserAliases } : {}) });
+    // Language focus (as `meguri crawl --languages`): MEGURI_LANGUAGES=ja,en.
+    const languagesEnv = env('MEGURI_LANGUAGES');
+    const languages = languagesEnv !== undefined && languagesEnv.trim() !== '' ? [...parseLanguageList(languagesEnv)] : undefined;
+    const definition = parserService({
+      workers: Number(env('MEGURI_PARSER_WORKERS') ?? 0),
+      ...(stripParams !== undefined ? { stripParams: paramFilter(stripParams) } : {}),
+      ...(parserAliases.size > 0 ? { aliases: parserAliases } : {}),
+      ...(languages !== undefined ? { languages } : {}),
+    });
     service = new StreamService(definition, common) as StreamService<unknown>;
     closeExtra = () => definition.close();
   }

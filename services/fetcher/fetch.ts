@@ -132,6 +132,8 @@ export interface Fetcher {
   stats(): FetcherStats;
 }
 
+/** Content types of a gzip file: inflated like Content-Encoding: gzip when the request is for a sitemap or feed. */
+const GZIP_FILE_TYPES: ReadonlySet<string> = new Set(['application/gzip', 'application/x-gzip']);
 const DEFAULTS = {
   perIpConcurrency: 2,
   maxConcurrency: 256,
@@ -367,7 +369,9 @@ class Exchange implements Dispatcher.DispatchHandler {
     const o = this.core.o;
     const declared = kept['content-length'] !== undefined ? Number(kept['content-length']) : undefined;
     const redirect = REDIRECT_STATUSES.has(statusCode) && this.location !== undefined;
-    const kind = redirect || statusCode === 204 || statusCode === 205 || statusCode === 304 ? undefined : ct === undefined ? this.textDefault : textKindOf(ct.essence);
+    // A gzip file asked for as a sitemap (`sitemap.xml.gz`) is XML the server did not decode.
+    const gzipFile = this.textDefault === 'xml' && ct !== undefined && GZIP_FILE_TYPES.has(ct.essence);
+    const kind = redirect || statusCode === 204 || statusCode === 205 || statusCode === 304 ? undefined : ct === undefined ? this.textDefault : gzipFile ? 'xml' : textKindOf(ct.essence);
     if (kind === undefined) {
       this.mode = 'discard';
       if (declared !== undefined && declared > o.discardBodyBytes) this.stopAndSettle();
@@ -380,7 +384,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       return;
     }
     const ce = headerValue(headers['content-encoding'])?.trim().toLowerCase() ?? '';
-    if (ce === '' || ce === 'identity') this.encoding = 'identity';
+    if (ce === '' || ce === 'identity') this.encoding = gzipFile ? 'gzip' : 'identity';
     else if (ce === 'gzip' || ce === 'x-gzip') this.encoding = 'gzip';
     else if (ce === 'deflate') this.encoding = 'deflate';
     else if (ce === 'br') this.encoding = 'br';

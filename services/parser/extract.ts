@@ -39,6 +39,8 @@ export interface ExtractedLink {
   anchor: string;
   /** Tag of the first occurrence. */
   tag: LinkTag;
+  /** Announced as a feed: `<link rel=alternate type=application/rss+xml|atom+xml|rdf+xml>`. */
+  feed?: true;
 }
 
 export interface Extracted {
@@ -118,6 +120,8 @@ const NOFOLLOW_REL = /(?:^|\s)(?:nofollow|ugc|sponsored)(?:\s|$)/i;
 const FOLLOWED_LINK_REL = /(?:^|\s)(?:alternate|next|prev|previous)(?:\s|$)/i;
 const UNFOLLOWED_LINK_REL = /(?:^|\s)(?:stylesheet|icon|shortcut|apple-touch-icon|mask-icon|preload|prefetch)(?:\s|$)/i;
 const CANONICAL_REL = /(?:^|\s)canonical(?:\s|$)/i;
+const ALTERNATE_REL = /(?:^|\s)alternate(?:\s|$)/i;
+const FEED_TYPE = /^\s*application\/(?:rss|atom|rdf)\+xml\s*(?:;|$)/i;
 // HTML whitespace is ASCII whitespace; a no-break space is content. Only runs that are not
 // already a single space are matched, which makes the replace several times faster on prose.
 const WS = /[\t\n\f\r][ \t\n\f\r]*| [\t\n\f\r ]+/g;
@@ -158,6 +162,7 @@ interface Occurrence {
   tag: LinkTag;
   nofollow: boolean;
   anchor: string;
+  feed?: true;
 }
 
 // Per-element flags on the element stack.
@@ -234,7 +239,8 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions 
                 if (CANONICAL_REL.test(rel)) {
                   if (canonicalHref === null) canonicalHref = href;
                 } else if (FOLLOWED_LINK_REL.test(rel) && !UNFOLLOWED_LINK_REL.test(rel)) {
-                  addOccurrence(href, 'link', NOFOLLOW_REL.test(rel));
+                  const occ = addOccurrence(href, 'link', NOFOLLOW_REL.test(rel));
+                  if (ALTERNATE_REL.test(rel) && attribs.type !== undefined && FEED_TYPE.test(attribs.type)) occ.feed = true;
                 }
               }
               break;
@@ -401,6 +407,7 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions 
     const existing = byUrl.get(url);
     if (existing !== undefined) {
       existing.nofollow &&= occ.nofollow;
+      if (occ.feed) existing.feed = true;
       if (existing.anchor === '' && occ.anchor !== '') existing.anchor = collapse(occ.anchor, MAX_ANCHOR_CHARS);
       continue;
     }
@@ -411,6 +418,7 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions 
       anchor: occ.anchor === '' ? '' : collapse(occ.anchor, MAX_ANCHOR_CHARS),
       tag: occ.tag,
     };
+    if (occ.feed) link.feed = true;
     byUrl.set(url, link);
     links.push(link);
   }

@@ -8,7 +8,12 @@
  *   404, 410 → gone                            other 4xx → client-error
  *   5xx → server-error                         anything else (1xx, ≥ 600) → error
  * For reason=robots a 2xx is `ok` whatever its content type; the robots.txt status and body are
- * handed back in `outcome.robots` and nothing is parsed as HTML.
+ * handed back in `outcome.robots` and nothing is parsed as HTML. For reason=sitemap/feed a 2xx is
+ * `ok` too and the body is read as a sitemap or a feed (sources.ts): its entries become discovered
+ * links, and a document that cannot be read turns the outcome into an `error` with its code.
+ *
+ * Language (language.ts): `lang` of every parsed HTML page; with `languages` set, a page whose
+ * language is known and not in the set keeps its outcome (`offLanguage`) but sends no links.
  *
  * Link rules:
  *   - links are only emitted for `ok` HTML pages without a nofollow from `<meta name=robots>`
@@ -42,6 +47,8 @@ import { SCHEMA_VERSION } from '../../schemas/common.ts';
 import { extractPage, parseRobotsDirectives, type Extracted, type ExtractOptions } from './extract.ts';
 import { md5Hex, simhash } from '../shared/fingerprint.ts';
 import { hostOf, isDynamicUrl, normalizeUrl, siteOf } from '../shared/url.ts';
+import { pageLanguage } from './language.ts';
+import { sourceRecords } from './sources.ts';
 
 export interface RecordPointer {
   topic: string;
@@ -49,7 +56,10 @@ export interface RecordPointer {
   offset: string;
 }
 
-export type OutcomeOptions = ExtractOptions;
+export interface OutcomeOptions extends ExtractOptions {
+  /** Language focus (`--languages ja,en`): links of pages in other languages are not followed. */
+  languages?: readonly string[];
+}
 
 export interface PageRecords {
   outcome: OutcomeLink;
@@ -81,7 +91,8 @@ export function classify(page: Pick<PageRecord, 'status' | 'error' | 'contentTyp
   if (page.error !== undefined || status === 0) return 'error';
   if (status === 304) return 'not-modified';
   if (status >= 200 && status < 300) {
-    if (page.request.reason === 'robots') return 'ok';
+    const reason = page.request.reason;
+    if (reason === 'robots' || reason === 'sitemap' || reason === 'feed') return 'ok';
     return isHtml(page.contentType, page.body) ? 'ok' : 'not-html';
   }
   if (status >= 300 && status < 400) return 'redirect';
@@ -189,6 +200,7 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
     const v = validatorsOf(page.headers);
     if (v !== undefined) outcome.validators = v;
   }
+  if ((req.reason === 'sitemap' || req.reason === 'feed') && result === 'ok') return sourceRecords(page, outcome, opts);
   if (result === 'not-html' && page.body !== undefined) outcome.md5 = md5Hex(page.body);
   if (result === 'redirect') return redirectRecords(page, outcome, opts);
   if (result !== 'ok') return { outcome, links: [] };
@@ -203,11 +215,17 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
   outcome.fingerprint = simhash(ex.text);
   if (ex.title !== null && ex.title !== '') outcome.title = ex.title;
   outcome.noindex = noindex;
+  const language = pageLanguage(ex.text, ex.lang, page.headers['content-language']);
+  if (language !== undefined) outcome.lang = language.lang;
+  if (language !== undefined && opts.languages !== undefined && opts.languages.length > 0 && !opts.languages.includes(language.lang)) {
+    outcome.offLanguage = true;
+    return { outcome, links: [], extracted: ex };
+  }
 
   if (nofollowAll) return { outcome, links: [], extracted: ex };
 
-  const targets: { url: string; anchor: string }[] = [];
-  for (const l of ex.links) if (!l.nofollow) targets.push({ url: l.url, anchor: l.anchor });
+  const targets: { url: string; anchor: string; feed?: true }[] = [];
+  for (const l of ex.links) if (!l.nofollow) targets.push(l.feed ? { url: l.url, anchor: l.anchor, feed: true } : { url: l.url, anchor: l.anchor });
 
   const sourceHost = hostOf(page.finalUrl);
   const sourceSite = siteOf(sourceHost);
@@ -247,6 +265,8 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
     };
     if (req.startSite !== undefined) link.startSite = req.startSite;
     if (t.anchor !== '') link.anchor = t.anchor.length > MAX_ANCHOR ? t.anchor.slice(0, MAX_ANCHOR) : t.anchor;
+    if (t.feed) link.kind = 'feed';
+    else if (req.daily) link.via = 'daily';
     links[i] = link;
   }
   return { outcome, links, extracted: ex };

@@ -20,11 +20,15 @@ export class ParsePool {
   private nextId = 0;
   private closed = false;
 
-  constructor(readonly size: number) {
+  /** `options` reach every worker (languages only: the rest of OutcomeOptions holds class instances). */
+  constructor(
+    readonly size: number,
+    options: { languages?: readonly string[] } = {},
+  ) {
     if (!(size >= 1)) throw new RangeError('parse pool size must be ≥ 1');
     const boot = new URL('./parse-worker-boot.mjs', import.meta.url);
     for (let i = 0; i < size; i++) {
-      const worker = new Worker(boot);
+      const worker = new Worker(boot, { workerData: options.languages !== undefined ? { languages: [...options.languages] } : {} });
       worker.unref();
       worker.on('message', (msg: Reply) => {
         this.load[i]!--;

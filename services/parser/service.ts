@@ -13,6 +13,7 @@ import { pageToRecords } from './outcome.ts';
 import type { OutcomeOptions } from './outcome.ts';
 import { hostKey } from '../shared/url.ts';
 import { ParsePool } from './parse-pool.ts';
+import { loadLanguageDetector } from './language.ts';
 
 export interface ParserServiceOptions extends OutcomeOptions {
   /** Worker threads for parsing; 0 parses on the event loop. */
@@ -24,7 +25,7 @@ export function parserService(options: ParserServiceOptions = {}): ServiceDefini
   const { workers = 0, ...outcomeOptions } = options;
   const base = { name: spec.name, inputs: spec.reads, outputs: spec.writes, guarantee: spec.guarantee };
   if (workers > 0) {
-    const pool = new ParsePool(workers);
+    const pool = new ParsePool(workers, outcomeOptions.languages !== undefined ? { languages: outcomeOptions.languages } : {});
     return {
       ...base,
       maxBatchRecords: 500,
@@ -46,7 +47,8 @@ export function parserService(options: ParserServiceOptions = {}): ServiceDefini
     ...base,
     maxBatchRecords: 200,
     createProcessor: () => ({
-      process(records, ctx) {
+      async process(records, ctx) {
+        await loadLanguageDetector();
         for (const r of records) {
           const { outcome, links } = pageToRecords(r.value, { topic: r.topic, partition: r.partition, offset: String(r.offset) }, outcomeOptions);
           for (const link of links) ctx.emit('links', hostKey(link.url), link);

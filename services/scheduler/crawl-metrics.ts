@@ -1,6 +1,7 @@
 /**
  * The crawl's progress as Prometheus gauges, per scheduler partition owned by this process: URLs
- * known and queued, requests in flight, pages fetched, revisits, changed pages, errors. The counts
+ * known and queued, requests in flight, pages fetched, revisits, changed pages, errors, sitemap,
+ * feed and daily-page reads and what they found. The counts
  * are the partition's own (kept in its state store), so they continue where they were when a
  * partition moves to another pod; only partitions this process owns now are reported, so a sum over
  * pods never counts a partition twice.
@@ -32,6 +33,16 @@ export function registerCrawlMetrics(registry: client.Registry, progress: CrawlP
   gauge('meguri_scheduler_changed_pages', 'Revisits that found the content changed, cumulative for the partition', (s) => s.stats.changed);
   gauge('meguri_scheduler_fetch_errors', 'Fetches that ended in an error, cumulative for the partition', (s) => s.stats.errors);
   gauge('meguri_scheduler_lost_requests', 'URLs given up after their requests were lost too often, cumulative for the partition', (s) => s.stats.lost);
+  gauge('meguri_scheduler_sitemaps_fetched', 'Sitemap reads answered, cumulative for the partition', (s) => s.stats.sitemapsFetched ?? 0);
+  gauge('meguri_scheduler_sitemap_errors', 'Sitemap reads that failed (fetch error or unreadable document), cumulative', (s) => s.stats.sitemapErrors ?? 0);
+  gauge('meguri_scheduler_sitemap_urls', 'New URLs queued because a sitemap listed them, cumulative', (s) => s.stats.sitemapUrls ?? 0);
+  gauge('meguri_scheduler_feeds_fetched', 'Feed reads answered, cumulative for the partition', (s) => s.stats.feedsFetched ?? 0);
+  gauge('meguri_scheduler_feed_errors', 'Feed reads that failed (fetch error or unreadable document), cumulative', (s) => s.stats.feedErrors ?? 0);
+  gauge('meguri_scheduler_feed_items_new', 'New URLs queued from feed items, cumulative', (s) => s.stats.feedItemsNew ?? 0);
+  gauge('meguri_scheduler_daily_fetched', 'Daily page reads (--daily-file) answered, cumulative', (s) => s.stats.dailyFetched ?? 0);
+  gauge('meguri_scheduler_daily_new_links', 'New URLs queued from links found on daily pages, cumulative', (s) => s.stats.dailyNewLinks ?? 0);
+  gauge('meguri_scheduler_lastmod_revisits', 'Known URLs revisited early because a sitemap or feed dated them after their last fetch, cumulative', (s) => s.stats.lastmodRevisits ?? 0);
+  gauge('meguri_scheduler_off_language_pages', 'Pages outside --languages (kept, links not followed), cumulative', (s) => s.stats.offLanguage ?? 0);
   gauge('meguri_scheduler_out_of_scope_skipped', 'Discovered URLs not queued because they are outside the crawl scope or refused by include/exclude, cumulative for the partition', (s) => s.stats.outOfScopeSkipped ?? 0);
   gauge('meguri_scheduler_host_rule_skipped', 'URLs not queued or given up by a per-host rule (--host-rules: block, maxPages, maxDepth), cumulative for the partition', (s) => s.stats.hostRuleSkipped ?? 0);
   gauge('meguri_scheduler_robots_disallowed_skipped', 'URLs never requested because robots.txt disallows them, cumulative for the partition', (s) => s.stats.robotsDisallowedSkipped);

@@ -6,16 +6,18 @@
  */
 import type { ProcessorContext, InputRecord } from '../runtime/index.ts';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
-import type { LinksRecord, DiscoveredLink, SeedLink, RedirectHop, ServerRecord } from '../../schemas/index.ts';
+import type { LinksRecord, DiscoveredLink, SeedLink, RedirectHop, ServerRecord, SourceKind } from '../../schemas/index.ts';
 import { SCOPE_PREFIX, SERVER_PREFIX, countAtDepth, blcTieBreak, decodeOutLinks, outLinksKey, queueKey, queueKeyRound, roundScore } from './state.ts';
 import type { HostState, UrlState } from './state.ts';
 import { canonicalUrl, moveToOrigin } from '../shared/aliases.ts';
 import { hostKey, siteOf, stripUrlParams } from '../shared/url.ts';
-import { pastHopLimit, queueScore } from './redirects.ts';
+import { REDIRECT_QUEUE_BOOST, pastHopLimit, queueScore } from './redirects.ts';
 import { hostState, noteScore, ruleFor, schedule, siteUnderCap } from './partition.ts';
 import { hostName, passesFilter, scopeEntry } from './scope.ts';
 import { classify, sampled, serverRoot } from '../shared/discovery.ts';
 import type { Partition } from './partition.ts';
+import { adoptSource, applyHints, countDiscovery, hintFields, hintsOf, isUrgent } from './sources.ts';
+import type { LinkHints } from './sources.ts';
 
 /** Seeds and links with the configured session/tracking parameters removed from their URL. */
 export function withStrippedUrl(p: Partition, r: InputRecord<LinksRecord>): InputRecord<LinksRecord> {
@@ -54,7 +56,7 @@ export async function onSeed(p: Partition, seed: SeedLink, ctx: ProcessorContext
   if (p.scope.add(host)) p.queueStore.put(SCOPE_PREFIX + scopeEntry(p.scope.mode, host)!, '');
   if (seed.scopeOnly) return;
   // Discovery mode: every seed is a start site of its own.
-  await discover(p, seed.url, 0, 0, 1, ctx, { seed: true, ...(p.options.mode === 'discovery' ? { startSite: hostName(host) } : {}) });
+  await discover(p, seed.url, 0, 0, 1, ctx, { seed: true, ...(p.options.mode === 'discovery' ? { startSite: hostName(host) } : {}), ...(seed.kind ? { source: seed.kind } : {}) });
 }
 
 /**
@@ -120,6 +122,11 @@ export async function onLink(p: Partition, link: DiscoveredLink, ctx: ProcessorC
     if (!(await p.urls.get(link.url))) p.stats.outOfScopeSkipped++;
     return;
   }
+  // A sitemap (robots.txt, a sitemap index) or a feed a page announced: a source, taken like a seed.
+  if (link.kind) {
+    await discover(p, link.url, link.depth, 0, link.contribution, ctx, { seed: true, source: link.kind });
+    return;
+  }
   if (link.depth > p.options.maxDepth) {
     if (!(await p.urls.get(link.url))) p.stats.depthSkipped++;
     return;
@@ -132,7 +139,8 @@ export async function onLink(p: Partition, link: DiscoveredLink, ctx: ProcessorC
     p.stats.redirectLimitReached = (p.stats.redirectLimitReached ?? 0) + 1;
     return;
   }
-  await discover(p, link.url, link.depth, link.cgiHops, link.contribution, ctx, link.redirect ? { redirect: link.redirect } : {});
+  const hints = hintsOf(link);
+  await discover(p, link.url, link.depth, link.cgiHops, link.contribution, ctx, { ...(link.redirect ? { redirect: link.redirect } : {}), ...(hints ? { hints } : {}) });
 }
 
 /** What one link adds to its target's priority under the configured ordering (seed 003's strategies). */
@@ -146,11 +154,23 @@ function linkGain(p: Partition, contribution: number): number {
  * target (`redirect`: the chain that led to it) is queued ahead of the host's other new URLs and
  * fetched with the chain; a known one is not fetched again (which also ends redirect loops).
  */
-async function discover(p: Partition, url: string, depth: number, cgiHops: number, contribution: number, ctx: ProcessorContext, origin: { seed?: boolean; redirect?: RedirectHop[]; startSite?: string } = {}): Promise<void> {
-  const { seed = false, redirect, startSite } = origin;
-  const known = await p.urls.get(url);
+async function discover(
+  p: Partition,
+  url: string,
+  depth: number,
+  cgiHops: number,
+  contribution: number,
+  ctx: ProcessorContext,
+  origin: { seed?: boolean; redirect?: RedirectHop[]; startSite?: string; source?: SourceKind; hints?: LinkHints } = {},
+): Promise<void> {
+  const { seed = false, redirect, startSite, source, hints } = origin;
+  let known = await p.urls.get(url);
   const gain = linkGain(p, contribution);
   if (known) {
+    // Sources and sitemap/feed hints (sources.ts): a known URL may become a source, or be dated
+    // after its last fetch and revisited now.
+    if (source) known = adoptSource(p, url, known, source, ctx.now());
+    if (hints) known = applyHints(p, url, known, hints, ctx.now());
     await receive(p, url, known, gain, depth, false, ctx);
     return;
   }
@@ -180,11 +200,14 @@ async function discover(p: Partition, url: string, depth: number, cgiHops: numbe
   }
   // BLC breaks ties by fewer '/' in the URL, then by a shorter URL (seed 003), below one link's worth.
   const score = noteScore(p, roundScore(p.options.ordering === 'blc' ? gain + blcTieBreak(url) : gain));
-  // A redirect target goes ahead of its host's template rounds: it stands for a page already asked for.
-  const q = queueKey(host, queueScore(score, redirect), p.stats.seq++, redirect ? 0 : admission.round);
+  // A redirect target goes ahead of its host's template rounds: it stands for a page already asked
+  // for; so do sources, feed items and links new on daily pages (fetched at once, seed 001).
+  const urgent = isUrgent(source, hints);
+  const q = queueKey(host, urgent ? REDIRECT_QUEUE_BOOST + score : queueScore(score, redirect), p.stats.seq++, redirect || urgent ? 0 : admission.round);
   p.queues.add(host, q, url);
-  p.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q, ...(redirect ? { rc: redirect } : {}), ...(startSite !== undefined ? { o: startSite } : {}) });
+  p.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q, ...(redirect ? { rc: redirect } : {}), ...(startSite !== undefined ? { o: startSite } : {}), ...(source ? { k: source } : {}), ...hintFields(hints) });
   if (redirect) p.stats.redirectTargetsQueued = (p.stats.redirectTargetsQueued ?? 0) + 1;
+  countDiscovery(p, hints);
   p.stats.urlsKnown++;
   state.queued++;
   p.queuedTotal++;

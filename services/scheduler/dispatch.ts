@@ -214,7 +214,7 @@ export function emitRequest(
   state: HostState,
   url: string,
   kind: RequestKind,
-  u: Pick<UrlState, 'd' | 'c' | 's' | 'e' | 'l' | 'v' | 'rc' | 'o'>,
+  u: Pick<UrlState, 'd' | 'c' | 's' | 'e' | 'l' | 'v' | 'rc' | 'o' | 'k'>,
   attempt: number,
   ctx: ProcessorContext,
 ): void {
@@ -224,7 +224,7 @@ export function emitRequest(
     requestId: randomUUID(),
     url,
     host,
-    reason: kind === 'robots' || kind === 'address' ? kind : u.v ? 'revisit' : u.rc ? 'redirect' : 'new',
+    reason: kind === 'robots' || kind === 'address' ? kind : u.k === 'sitemap' || u.k === 'feed' ? u.k : u.v ? 'revisit' : u.rc ? 'redirect' : 'new',
     score: u.s,
     depth: u.d,
     cgiHops: u.c,
@@ -234,6 +234,7 @@ export function emitRequest(
     ...(state.ip ? { ip: state.ip } : {}),
     ...(kind === 'page' && !u.v && u.rc ? { redirects: u.rc } : {}),
     ...(kind === 'page' && u.o !== undefined ? { startSite: u.o } : {}),
+    ...(kind === 'page' && u.k === 'daily' ? { daily: true as const } : {}),
   };
   const rule = ruleFor(p, host);
   if (rule?.userAgent !== undefined) request.userAgent = rule.userAgent;

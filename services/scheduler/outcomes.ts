@@ -7,7 +7,7 @@
  */
 import type { ProcessorContext } from '../runtime/index.ts';
 import type { OutcomeLink } from '../../schemas/index.ts';
-import { forAgent, rulesForFetchResult, toJSON } from './robots/index.ts';
+import { forAgent, fromJSON, rulesForFetchResult, toJSON } from './robots/index.ts';
 import { countAtDepth, encodeOutLinks, outLinksKey, packMd5, queueKey, roundScore } from './state.ts';
 import type { HostState, UrlState } from './state.ts';
 import { hammingDistance } from '../shared/fingerprint.ts';
@@ -18,6 +18,7 @@ import { failedRevisit, trackChange } from './revisits.ts';
 import { learnedAlias } from '../shared/aliases.ts';
 import { agentFor, noteScore, releaseIp, ruleFor, schedule, trackParked } from './partition.ts';
 import type { Partition } from './partition.ts';
+import { registerSitemaps, sourceOutcome } from './sources.ts';
 
 /** robots.txt outcomes that end a host's queue: no request to it can ever be made. */
 const UNREACHABLE_HOST_CODES: ReadonlySet<string> = new Set(['MEGURI_ERR_DNS', 'MEGURI_ERR_FORBIDDEN_ADDRESS']);
@@ -46,6 +47,8 @@ export async function onOutcome(p: Partition, outcome: OutcomeLink, ctx: Process
   }
   if (inflight.kind === 'robots') {
     applyRobots(p, host, state, outcome, now);
+    // The host's sitemaps become sources once robots.txt answered (sources.ts).
+    if (!state.robotsParked) registerSitemaps(p, state, fromJSON(state.robots!).sitemaps, outcome.url, ctx);
     // The name does not resolve, or resolves to an address the fetcher refuses to dial: the host
     // does not exist (for us); its URLs cannot be fetched.
     if (outcome.errorCode !== undefined && UNREACHABLE_HOST_CODES.has(outcome.errorCode)) await dropQueue(p, host, state, 'error', { now, ctx });
@@ -146,12 +149,15 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, state: HostS
     ctx.logger.info({ host: hostKey(outcome.url), canonical: alias }, 'host learned as an alias: its links move to the canonical host');
   }
   if (first && p.options.mode === 'discovery') p.stats.pagesByDepth = countAtDepth(p.stats.pagesByDepth, u?.d ?? 0);
+  // A sitemap or feed is not a page of its site: no page count, no template verdict, no change events.
+  const document = u?.k === 'sitemap' || u?.k === 'feed';
   // A distinct page of its site: a new URL that got an answer from the server (seed 000's cap).
-  if (first && outcome.result !== 'error') {
+  if (first && !document && outcome.result !== 'error') {
     await p.sites.count(siteCapKey(hostKey(outcome.url), p.politeness, siteOf));
     state.pg = (state.pg ?? 0) + 1;
   }
-  if (first && outcome.result === 'ok' && outcome.fingerprint) {
+  if (outcome.offLanguage) p.stats.offLanguage = (p.stats.offLanguage ?? 0) + 1;
+  if (first && !document && outcome.result === 'ok' && outcome.fingerprint) {
     const threshold = p.options.changeHammingThreshold;
     if (await p.templates.firstFetch(hostKey(outcome.url), outcome.url, outcome.fingerprint, (a, b) => hammingDistance(a, b) <= threshold)) {
       ctx.logger.info({ url: outcome.url }, 'URL template serves the same page under every URL: a trap, no more of it is fetched');
@@ -180,8 +186,12 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, state: HostS
     ...(!etag && lastModified ? { l: lastModified } : {}),
     ...(u?.r ? { r: u.r } : {}),
     ...(u?.o !== undefined ? { o: u.o } : {}),
+    ...(u?.k ? { k: u.k } : {}),
+    ...(u?.a !== undefined ? { a: u.a } : {}),
   };
-  if (p.options.revisit) trackChange(p, outcome, u, next, first, now, ctx, state);
+  if (p.options.revisit && !document) trackChange(p, outcome, u, next, first, now, ctx, state);
+  // Sources are read again on their own schedule (a daily page's overrides the estimator's).
+  if (next.k) await sourceOutcome(p, outcome, next, now);
   p.urls.put(outcome.url, next);
   // VR/AR pass score on from fetched pages later: keep their out-links, compactly, beside the queues.
   if ((p.options.ordering === 'ipr-vr' || p.options.ordering === 'ipr-ar') && outcome.outLinks && outcome.outLinks.length > 0) {

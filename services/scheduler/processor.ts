@@ -119,7 +119,8 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     report(p);
     this.extras.loadBoards?.set(this.partition, this.board);
     ctx.schedule(options.dispatchIntervalMs, (c) => this.tick(c));
-    if (options.revisit) ctx.schedule(options.revisitSweepMs, (c) => sweepRevisits(p, c));
+    // The long-term queue also holds the next reads of sources (sitemaps, feeds, daily pages).
+    ctx.schedule(options.revisitSweepMs, (c) => sweepRevisits(p, c));
   }
 
   close(): void {

@@ -15,6 +15,7 @@ import { hostKey } from '../shared/url.ts';
 import { applyRemedy, changePageInterval, emptyPoliteness, hostInterval, remedyFor } from './politeness/index.ts';
 import { hostState, saveStats, schedule } from './partition.ts';
 import type { Partition } from './partition.ts';
+import { changeFreqMs } from './source-schedule.ts';
 
 /** Fetch errors that say the host itself is unreachable, not just this page. */
 const HOST_DEAD_CODES: ReadonlySet<string> = new Set(['MEGURI_ERR_DNS', 'MEGURI_ERR_CONNECT', 'MEGURI_ERR_CONNECT_TIMEOUT', 'MEGURI_ERR_FORBIDDEN_ADDRESS']);
@@ -34,7 +35,8 @@ export async function sweepRevisits(p: Partition, ctx: ProcessorContext): Promis
     if (!u || u.st === 'queued' || u.st === 'inflight' || u.n === undefined || u.n > now) continue;
     const host = hostKey(url);
     const state = await hostState(p, host, url);
-    if ((await p.queues.knownCount(host)) >= knownCapacity(p, state)) {
+    // Sources (sitemaps, feeds, daily pages) are read on their own schedule: never deferred, first in line.
+    if (u.k === undefined && (await p.queues.knownCount(host)) >= knownCapacity(p, state)) {
       // The host's short-term queue has no room for more revisits than it can serve in the
       // window: back to the long-term queue, accepted again later (seed 004: 3 days).
       const n = now + p.options.revisitDeferMs;
@@ -43,7 +45,7 @@ export async function sweepRevisits(p: Partition, ctx: ProcessorContext): Promis
       p.stats.revisitsDeferred++;
       continue;
     }
-    const q = knownQueueKey(host, revisitPriority(p, u, now), p.stats.seq++);
+    const q = knownQueueKey(host, u.k !== undefined ? 1 : revisitPriority(p, u, now), p.stats.seq++);
     p.queues.add(host, q, url);
     const { n: _n, ...rest } = u;
     p.urls.put(url, { ...rest, st: 'queued', q, v: 1 });
@@ -75,8 +77,10 @@ function revisitPriority(p: Partition, u: UrlState, now: number): number {
   const r = revisitOf(u);
   const tau = (r ? estimateInterval(r) : null) ?? (u.w ?? 86_400_000) / 1000;
   const tCrawl = (u.f ?? now) / 1000;
-  // α relative to the most important page this partition knows, so importance spreads over [0, ½].
-  return selectionProbability(alphaFromScore(u.s, { maxScore: Math.max(1, p.stats.maxScore ?? 1), alphaMax: 0.5, log: true }), now / 1000, tCrawl, tau);
+  // α relative to the most important page this partition knows, so importance spreads over [0, ½];
+  // a sitemap <priority> (u.a, 0..1) speaks for the page's importance on the same scale.
+  const alpha = alphaFromScore(u.s, { maxScore: Math.max(1, p.stats.maxScore ?? 1), alphaMax: 0.5, log: true });
+  return selectionProbability(u.a !== undefined ? Math.max(alpha, 0.5 * u.a) : alpha, now / 1000, tCrawl, tau);
 }
 
 /** A known page's revisit found its host dead before any request: count it, retry, or give the page up. */
@@ -147,14 +151,20 @@ export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlSta
       ...(next.m ? { md5: md5Of(next)! } : {}),
       ...(next.p ? { fingerprint: next.p } : {}),
       ...(pointer && kind !== 'gone' ? { page: pointer } : {}),
+      ...(outcome.lang && kind !== 'gone' ? { lang: outcome.lang } : {}),
     };
     ctx.emit('changes', outcome.url, record);
   };
 
   if (first) {
     if (outcome.result === 'ok') change('new');
-    const lastModified = outcome.validators?.lastModified ? Date.parse(outcome.validators.lastModified) / 1000 : undefined;
-    next.r = packRevisit(initialRevisit(nowS, lastModified !== undefined && Number.isFinite(lastModified) ? lastModified : undefined));
+    // τ of a page without history: its Last-Modified, else the date a sitemap or feed gave it,
+    // else its sitemap <changefreq> (as if it last changed that long ago).
+    const header = outcome.validators?.lastModified ? Date.parse(outcome.validators.lastModified) / 1000 : undefined;
+    const freqMs = changeFreqMs(previous?.cf);
+    const lastModified =
+      header !== undefined && Number.isFinite(header) ? header : previous?.lm !== undefined ? previous.lm / 1000 : freqMs !== undefined ? nowS - freqMs / 1000 : undefined;
+    next.r = packRevisit(initialRevisit(nowS, lastModified));
   } else {
     p.stats.revisits++;
     if (result === 'changed') {

@@ -56,6 +56,14 @@ export interface UrlState {
   rc?: RedirectHop[];
   /** discovery mode: host name of the start site this URL was found from */
   o?: string;
+  /** a source re-read on its own schedule (services/scheduler/sources.ts): sitemap, feed or daily page */
+  k?: 'sitemap' | 'feed' | 'daily';
+  /** sitemap <priority>: the α hint of revisit selection */
+  a?: number;
+  /** until the first fetch: sitemap <lastmod> / feed item date (ms), seeds the change interval */
+  lm?: number;
+  /** until the first fetch: sitemap <changefreq>, a change-interval hint */
+  cf?: 'always' | 'hourly' | 'daily' | 'weekly' | 'monthly' | 'yearly' | 'never';
 }
 
 export interface InFlight {
@@ -103,6 +111,8 @@ export interface HostState {
   pg?: number;
   /** set while the host is overloaded: allowed interval (ms), remedy, its factor and delay (ms) */
   ov?: { a: number; k: OverloadRemedy; f: number; d: number };
+  /** the host's sitemaps were registered as sources (after its first robots.txt) */
+  sm?: 1;
 }
 
 /** The URL's estimator state, if it has one. */
@@ -185,6 +195,23 @@ export interface PartitionStats extends RedirectCounters {
   seq: number;
   /** highest IPR score in the partition: normalises α of the revisit selection */
   maxScore?: number;
+  /** sitemaps named by robots.txt (or /sitemap.xml) registered as sources */
+  sitemapsRegistered?: number;
+  /** sitemap reads, failed ones, and new URLs they listed */
+  sitemapsFetched?: number;
+  sitemapErrors?: number;
+  sitemapUrls?: number;
+  /** feed reads, failed ones, and new item URLs they listed */
+  feedsFetched?: number;
+  feedErrors?: number;
+  feedItemsNew?: number;
+  /** daily page reads and the new links found on them */
+  dailyFetched?: number;
+  dailyNewLinks?: number;
+  /** known URLs revisited early because a sitemap or feed dated them after their last fetch */
+  lastmodRevisits?: number;
+  /** pages outside --languages: kept, their links not followed */
+  offLanguage?: number;
 }
 
 export function emptyStats(): PartitionStats {
@@ -212,6 +239,17 @@ export function emptyStats(): PartitionStats {
     hosts: 0,
     urlsKnown: 0,
     seq: 0,
+    sitemapsRegistered: 0,
+    sitemapsFetched: 0,
+    sitemapErrors: 0,
+    sitemapUrls: 0,
+    feedsFetched: 0,
+    feedErrors: 0,
+    feedItemsNew: 0,
+    dailyFetched: 0,
+    dailyNewLinks: 0,
+    lastmodRevisits: 0,
+    offLanguage: 0,
   };
 }
 

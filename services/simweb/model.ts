@@ -61,6 +61,11 @@ export interface HostBehavior {
    * (relative or absolute, any host). For tests of redirect handling; not part of the ground truth.
    */
   redirects?: Record<string, { location: string; status?: 301 | 302 | 303 | 307 | 308 }>;
+  /**
+   * Fixed documents by exact path (with query), served as given before anything else (robots.txt
+   * included): sitemaps, feeds, extra pages. For tests; not part of the ground truth.
+   */
+  documents?: Record<string, { body: string | Uint8Array; contentType: string; status?: number }>;
 }
 
 /** Selects hosts for a hostile behaviour: explicit names/indexes, or a count/share picked by seed (never h0). */

@@ -543,6 +543,10 @@ export class SimWeb {
     if (method !== 'GET' && method !== 'HEAD') {
       return this.send(req, res, entry, { status: 405, contentType: 'text/plain', body: Buffer.from('Method Not Allowed\n'), compressible: false, headers: { Allow: 'GET, HEAD' } });
     }
+    const document = b.documents?.[path];
+    if (document !== undefined) {
+      return this.send(req, res, entry, { status: document.status ?? 200, contentType: document.contentType, body: Buffer.from(document.body), compressible: false });
+    }
     const explicitRedirect = b.redirects?.[path];
     if (explicitRedirect !== undefined) {
       const loc = explicitRedirect.location;

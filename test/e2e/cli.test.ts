@@ -166,7 +166,7 @@ describe('meguri CLI', { timeout: 300_000 }, () => {
     const dir = tempDir();
     dirs.push(dir);
     const file = join(dir, 'summary.json');
-    const r = meguri(['demo', '--hosts', '6', '--pages', '12', '--min-interval', '0', '--no-progress', '--data', join(dir, 'data'), '--summary-json', file]);
+    const r = meguri(['demo', '--hosts', '6', '--pages', '12', '--min-interval', '0', '--no-progress', '--no-sitemaps', '--data', join(dir, 'data'), '--summary-json', file]);
     assert.equal(r.status, 0, r.stderr);
     const summary = JSON.parse(readFileSync(file, 'utf8')) as Record<string, number | string | Record<string, number>>;
     for (const key of ['pagesFetched', 'uniqueUrlsFetched', 'duplicateFetches', 'robotsDisallowedSkipped', 'errors', 'bytes', 'elapsedS', 'pagesPerS', 'hosts']) {

@@ -90,7 +90,7 @@ describe('host rules through meguri crawl', { timeout: 300_000 }, () => {
     const r = await run([
       'crawl', `http://busy.rules.test:${port}/`, `http://agent.rules.test:${port}/`,
       '--dns', 'static', '--resolve', '*.rules.test=127.0.0.1',
-      '--until-idle', '--no-progress', '--min-interval', '0.2', '--max-depth', '1',
+      '--until-idle', '--no-progress', '--no-sitemaps', '--min-interval', '0.2', '--max-depth', '1',
       '--data', join(dir, 'data'), '--summary-json', summaryFile, '--host-rules', rulesFile,
     ]);
     clearInterval(edit);

@@ -77,6 +77,7 @@ describe('hostile web, black box', { timeout: 420_000 }, () => {
       '--dns', 'static',
       '--resolve', `*.${HOSTILE_DOMAIN}=127.0.0.1`,
       '--until-idle',
+      '--no-sitemaps',
       '--min-interval', '0.05',
       '--timeout', '2',
       '--user-agent', USER_AGENT,

@@ -40,7 +40,7 @@ describe('services as separate processes on Kafka', { timeout: 300_000 }, () => 
         children.push(child);
         return child;
       };
-      start('scheduler', ['--min-interval', '0.05', '--user-agent', 'meguri/0.1 (+http://meguri.invalid/bot)']);
+      start('scheduler', ['--min-interval', '0.05', '--no-sitemaps', '--user-agent', 'meguri/0.1 (+http://meguri.invalid/bot)']);
       let fetcher = start('fetcher', ['--user-agent', 'meguri/0.1 (+http://meguri.invalid/bot)']);
       start('parser');
       const seeded = spawnSync(process.execPath, [bin, 'seed', '--kafka', brokers, '--topic-prefix', prefix, ...web.homeUrls()], { env, encoding: 'utf8' });

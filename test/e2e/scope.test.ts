@@ -87,7 +87,7 @@ describe('crawl scope through meguri crawl', { timeout: 400_000 }, () => {
     const r = await meguri([
       'crawl', `http://www.a.test:${port}/`,
       '--dns', 'static', '--resolve', '*.test=127.0.0.1', '--resolve', 'c.test=127.0.0.1',
-      '--until-idle', '--no-progress', '--min-interval', '0.01', '--partitions', '2',
+      '--until-idle', '--no-progress', '--no-sitemaps', '--min-interval', '0.01', '--partitions', '2',
       '--data', join(dir, 'data'), '--summary-json', summaryFile,
       ...extra,
     ]);

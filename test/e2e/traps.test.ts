@@ -109,6 +109,7 @@ describe('spider traps through meguri crawl', { timeout: 400_000 }, () => {
       '--resolve', '*.sim.test=127.0.0.1',
       '--until-idle',
       '--no-progress',
+      '--no-sitemaps',
       '--min-interval', '0.02',
       '--data', join(dir, 'data'),
       '--summary-json', summaryFile,

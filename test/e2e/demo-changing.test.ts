@@ -1,0 +1,56 @@
+/**
+ * `meguri demo --changing` as a user runs it (bin/meguri.js in a child process), kept short with
+ * --duration: a changing simulated web on a fast clock, and the comparison with a fixed interval
+ * at the same fetch budget. And `--speed` is refused off the simulated web.
+ */
+import { describe, it, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { tempDir, removeDir } from '../support/transports.ts';
+import type { ChangingDemoReport } from '../../services/cli/demo-changing.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const bin = join(root, 'bin/meguri.js');
+
+function meguri(args: string[], timeout = 120_000): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd: root, encoding: 'utf8', timeout, env: { ...process.env, MEGURI_LOG_LEVEL: 'warn' } });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('meguri demo --changing', { timeout: 180_000 }, () => {
+  const dirs: string[] = [];
+  after(() => dirs.forEach(removeDir));
+
+  it('crawls a changing simulated web on a fast clock and compares with a fixed interval at equal budget', () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const summary = join(dir, 'summary.json');
+    const r = meguri(['demo', '--changing', '--speed', '3600', '--duration', '12', '--hosts', '4', '--pages', '10', '--no-progress', '--data', join(dir, 'data'), '--summary-json', summary]);
+    assert.equal(r.status, 0, r.stderr);
+    const report = JSON.parse(readFileSync(summary, 'utf8')) as ChangingDemoReport;
+    assert.deepEqual(JSON.parse(r.stdout), report);
+    // 12 wall seconds at ×3600 is 12 simulated hours.
+    assert.ok(report.simulatedWeb.simulatedHours >= 11 && report.simulatedWeb.simulatedHours <= 13, `${report.simulatedWeb.simulatedHours} h`);
+    const m = report.meguri;
+    const f = report.fixedInterval;
+    assert.equal(m.pages, 40);
+    assert.ok(m.fetches > 40, `revisits happened: ${m.fetches} fetches`);
+    assert.ok(report.crawl.pagesFetched >= m.fetches * 0.9);
+    assert.ok(m.versionsSeen <= m.versionsExisted && m.versionsSeen >= 40);
+    assert.ok(f.fetches <= m.fetches && f.fetches >= m.fetches - m.pages, `fixed policy budget ${f.fetches} vs ${m.fetches}`);
+    assert.ok(f.intervalHours > 0);
+    assert.ok(m.staleness >= 0 && m.staleness <= 1 && f.staleness >= 0 && f.staleness <= 1);
+    assert.ok(m.fetchesPerVersionSeen > 0 && f.fetchesPerVersionSeen > 0);
+    assert.match(r.stderr, /versions seen/);
+    assert.match(r.stderr, /time stale/);
+  });
+
+  it('refuses --speed unless names resolve only through --resolve', () => {
+    const r = meguri(['crawl', '--speed', '100', '--no-progress', 'http://example.invalid/']);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /--speed is only for simulated webs/);
+  });
+});
