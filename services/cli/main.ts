@@ -525,7 +525,7 @@ export function buildProgram(): Command {
     program
       .command('tail')
       .description('Print a topic\'s records as JSON lines (e.g. changes, revisits), from Kafka or an embedded crawl that is not running.')
-      .argument('<topic>', 'logical topic name: changes, revisits, pages, links, frontier, deadletter'),
+      .argument('<topic>', 'logical topic name: changes, revisits, pages, links, frontier, servers, deadletter'),
   )
     .option('--since <time>', 'start at the first record at or after this time (ISO 8601 or epoch ms)')
     .option('--follow', 'keep printing new records until interrupted')

@@ -140,3 +140,17 @@ describe('crawl scope in the scheduler', () => {
     }
   });
 });
+
+describe('seeds sent to a crawl', () => {
+  it('each seed goes to its host\'s partition, and a scope-only copy to every partition', async () => {
+    const { seedOutRecords, seedRecords } = await import('../../services/cli/crawl.ts');
+    const { records, rejected } = seedRecords(['http://Example.COM/a', 'ftp://x/', 'http://example.com/b'], T0, new Map([['example.com', 'www.example.com']]));
+    assert.equal(rejected.length, 1);
+    assert.deepEqual(records.map((r) => [r.key, r.value.url]), [['www.example.com', 'http://www.example.com/a'], ['www.example.com', 'http://www.example.com/b']]);
+    const out = seedOutRecords('links', records.slice(0, 1), 3);
+    assert.equal(out.length, 4);
+    assert.equal(out[0]!.partition, undefined, 'the seed itself is keyed by its host');
+    assert.deepEqual(out.slice(1).map((r) => r.partition), [0, 1, 2]);
+    assert.ok(out.slice(1).every((r) => (JSON.parse(r.value!.toString()) as { scopeOnly?: boolean }).scopeOnly === true));
+  });
+});
