@@ -7,6 +7,7 @@
  * File format (`--alias-file F`): one `alias canonical` pair of host names per line, `#` comments.
  * Chains resolve to their end (`a b` and `b c` make both point at `c`); a cycle is refused.
  */
+import { registrableDomain } from './url.ts';
 
 export class AliasFileError extends Error {}
 
@@ -56,7 +57,10 @@ export function canonicalUrl(url: string, aliases: ReadonlyMap<string, string>):
 }
 
 /**
- * A learned alias: a host's root answered with a permanent redirect (301/308) to another host.
+ * A learned alias: a host's root answered with a permanent redirect (301/308) to another host of
+ * the same registrable domain (`example.com` → `www.example.com/home`), or to another host's root
+ * (`old-name.example` → `new-name.example/`). A root that sends visitors to some page of an
+ * unrelated site is a link, not an alias: its other URLs need not exist there.
  * Returns the origin (`https://www.example.com`) its URLs move to, or undefined.
  */
 export function learnedAlias(requestUrl: string, status: number, location: string | undefined): string | undefined {
@@ -71,6 +75,8 @@ export function learnedAlias(requestUrl: string, status: number, location: strin
   }
   if (from.pathname !== '/' || from.search !== '') return undefined;
   if (to.hostname === from.hostname) return undefined;
+  const toRoot = to.pathname === '/' && to.search === '';
+  if (!toRoot && registrableDomain(to.hostname) !== registrableDomain(from.hostname)) return undefined;
   return to.origin;
 }
 

@@ -27,6 +27,8 @@ describe('server aliases', () => {
     assert.equal(learnedAlias('http://example.com/', 308, 'http://www.example.com:8080/home'), 'http://www.example.com:8080');
     assert.equal(learnedAlias('http://example.com/', 302, 'https://www.example.com/'), undefined, 'temporary');
     assert.equal(learnedAlias('http://example.com/a', 301, 'https://www.example.com/a'), undefined, 'not the root');
+    assert.equal(learnedAlias('http://old-name.test/', 301, 'http://new-name.test/'), 'http://new-name.test', 'root to root of another domain');
+    assert.equal(learnedAlias('http://a.test/', 301, 'http://b.test/landing'), undefined, 'root to a page of another domain: a link, not an alias');
     assert.equal(learnedAlias('http://example.com/', 301, 'https://example.com/'), undefined, 'same host (scheme change)');
     assert.equal(moveToOrigin('http://example.com/p?q=1', 'https://www.example.com'), 'https://www.example.com/p?q=1');
   });
