@@ -26,6 +26,10 @@ import { replayAnalyses, replayCommand } from './replay.ts';
 import type { ReplayFlags } from './replay.ts';
 import { addLogLocation, openLog } from './log-location.ts';
 import type { LogLocation } from './log-location.ts';
+import { analyze, isJob } from '../analyze/command.ts';
+import { JOBS } from '../analyze/jobs.ts';
+import type { ScanProgress } from '../analyze/scan.ts';
+import { parseTime } from './tail.ts';
 
 const VERSION = '0.1.0';
 
@@ -346,6 +350,62 @@ export function buildProgram(): Command {
         process.exitCode = 1;
       }
     });
+
+  // ---- meguri analyze (re-analysis jobs over a crawl's pages)
+  addLogLocation(
+    program
+      .command('analyze')
+      .description("Re-analyse a crawl's pages (seed 000/001): host-rank, distributions, duplicates, site-profile HOST..., geo. Bounded memory (a scratch RocksDB); text, --json, --out DIR for CSV + SVG.")
+      .addArgument(new Command().createArgument('<job>', JOBS.join(' | ')).choices([...JOBS]))
+      .argument('[hosts...]', 'site-profile: the sites to profile (default: the 5 with most pages)'),
+  )
+    .option('--since <time>', 'pages fetched at or after this time (ISO 8601 or epoch ms; default: the beginning)')
+    .option('--until <time>', 'pages fetched before this time (default: the end as of now)')
+    .option('--json', 'print one JSON object')
+    .option('--out <dir>', 'write the CSV and SVG files of the job here')
+    .option('--weighted', 'host-rank, duplicates: weight server links by their number of page links (default: each server pair once)')
+    .option('--top <n>', 'rows of ranked lists to print', int('--top', 1))
+    .option('--work-dir <dir>', 'where the scratch store goes (default: the system temporary directory)')
+    .option('--country <range=CC>', 'geo: place an address or CIDR range in a country before the database is asked, e.g. 127.0.0.2=JP (repeatable)', (v: string, prev: string[]) => [...prev, v], [])
+    .option('--country-table <file>', 'geo: file of RANGE=CC lines, consulted after --country, before the database')
+    .option('--no-progress', 'no progress lines on stderr')
+    .action(async (job: string, hosts: string[], flags: LogLocation & { since?: string; until?: string; json?: boolean; out?: string; weighted?: boolean; top?: number; workDir?: string; country: string[]; countryTable?: string; progress: boolean }) => {
+      if (!isJob(job)) throw new InvalidArgumentError(`unknown job ${job}`);
+      const since = flags.since !== undefined ? parseTime(flags.since, '--since') : undefined;
+      const until = flags.until !== undefined ? parseTime(flags.until, '--until') : undefined;
+      if (since !== undefined && until !== undefined && until <= since) throw new InvalidArgumentError('--until must be later than --since');
+      let last = 0;
+      const progress = (p: ScanProgress): void => {
+        const now = Date.now();
+        if (now - last < 1000) return;
+        last = now;
+        console.error(p.phase === 'read' ? `analyze ${job}: read ${p.done}/${p.total} pages records (${p.total === 0 ? 100 : Math.floor((100 * p.done) / p.total)} %)` : `analyze ${job}: aggregated ${p.done} pages`);
+      };
+      const transport = await openLog(flags, { existing: true });
+      try {
+        await analyze(
+          transport,
+          job,
+          hosts,
+          {
+            topicPrefix: flags.topicPrefix,
+            ...(since !== undefined ? { since } : {}),
+            ...(until !== undefined ? { until } : {}),
+            ...(flags.json ? { json: true } : {}),
+            ...(flags.out !== undefined ? { out: flags.out } : {}),
+            ...(flags.weighted ? { weighted: true } : {}),
+            ...(flags.top !== undefined ? { top: flags.top } : {}),
+            ...(flags.workDir !== undefined ? { workDir: flags.workDir } : {}),
+            country: flags.country,
+            ...(flags.countryTable !== undefined ? { countryTable: flags.countryTable } : {}),
+          },
+          { out: (line) => process.stdout.write(line + '\n'), warn: (line) => console.error(line), ...(flags.progress ? { progress } : {}) },
+        );
+      } finally {
+        await transport.close();
+      }
+    });
+  // ---- end meguri analyze
 
   program
     .command('parse')
