@@ -114,7 +114,7 @@ export function distributionsJob(agg: CrawlAggregate): JobOutput<DistributionsRe
     'TLD        pages   share%  servers  mean pages/server',
     ...tlds.map((t) => `.${t.tld.padEnd(8)} ${String(t.pages).padStart(6)}  ${t.share.toFixed(2).padStart(6)}  ${String(t.servers).padStart(7)}  ${t.meanPagesPerServer.toFixed(1).padStart(8)}`),
     'languages: ' + result.languages.map((l) => `${l.lang} ${l.share.toFixed(2)}%`).join(', '),
-    'pages per server: ' + pagesPerServer.map((b) => `${b.from}–${b.to}: ${b.count}`).join(', '),
+    'servers by pages per server: ' + pagesPerServer.filter((b) => b.count > 0).map((b) => `${b.from === b.to ? b.from : `${b.from}–${b.to}`}: ${b.count}`).join(', '),
   ];
   return { result, files, text };
 }
@@ -283,6 +283,16 @@ export async function duplicatesJob(agg: CrawlAggregate, store: ScratchStore, ho
 
 // ---------------------------------------------------------------- site-profile
 
+const SHORT_LABELS: Record<(typeof PROFILE_AXES)[number], string> = {
+  staticPages: 'static',
+  dynamicPages: 'dynamic',
+  inboundLinks: 'inbound',
+  outboundLinks: 'outbound',
+  internalLinks: 'internal',
+  allLinks: 'all',
+  images: 'images',
+};
+
 export interface SiteProfile {
   host: string;
   values: ProfileValues;
@@ -326,8 +336,8 @@ export function siteProfileJob(agg: CrawlAggregate, hosts: readonly string[], o:
   ];
   const text = [
     `${all.size} sites; scores 0–100, 50 = mean of all sites`,
-    `${'host'.padEnd(28)} ${PROFILE_AXES.map((a) => AXIS_LABELS[a].padStart(9).slice(-9)).join(' ')}`,
-    ...profiles.map((p) => `${p.host.padEnd(28)} ${PROFILE_AXES.map((a) => Math.round(p.scores[a]).toString().padStart(9)).join(' ')}`),
+    `${'host'.padEnd(28)} ${PROFILE_AXES.map((a) => SHORT_LABELS[a].padStart(8)).join(' ')}`,
+    ...profiles.map((p) => `${p.host.padEnd(28)} ${PROFILE_AXES.map((a) => Math.round(p.scores[a]).toString().padStart(8)).join(' ')}`),
     ...missing.map((h) => `${h}: no pages of this host in the crawl`),
   ];
   return { result, files, text };

@@ -41,6 +41,14 @@ function int(name: string, min = 0): (v: string) => number {
   };
 }
 
+function share(name: string): (v: string) => number {
+  return (v) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError(`${name} must be a share between 0 and 1`);
+    return n;
+  };
+}
+
 function seconds(v: string): number {
   const n = Number(v);
   if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('must be a number of seconds ≥ 0');
@@ -249,15 +257,25 @@ export function buildProgram(): Command {
       .description('Start a simulated web on 127.0.0.1 and crawl it live, fully offline.')
       .option('--hosts <n>', 'simulated hosts', int('--hosts', 1), 20)
       .option('--pages <n>', 'pages per host', int('--pages', 1), 40)
-      .option('--web-seed <n>', 'seed of the simulated web graph', int('--web-seed', 0), 1),
+      .option('--web-seed <n>', 'seed of the simulated web graph', int('--web-seed', 0), 1)
+      .option('--ips <list>', 'loopback addresses the simulated hosts are spread over, comma-separated (default 127.0.0.1)', paramNames)
+      .option('--duplicates <share>', 'share of leaf pages that are exact copies of one notice page (default 0)', share('--duplicates'))
+      .option('--shift-jis <share>', 'share of leaf pages in Japanese, Shift_JIS encoded (default 0)', share('--shift-jis')),
     { minInterval: 0.1, dns: 'static', data: '' },
-  ).action(async (flags: CrawlFlags & { hosts: number; pages: number; webSeed: number }, cmd: Command) => {
-    const web = await SimWeb.start({ seed: flags.webSeed, hosts: flags.hosts, pagesPerHost: flags.pages });
+  ).action(async (flags: CrawlFlags & { hosts: number; pages: number; webSeed: number; ips?: string[]; duplicates?: number; shiftJis?: number }, cmd: Command) => {
+    const special = { ...(flags.duplicates !== undefined ? { duplicate: flags.duplicates } : {}), ...(flags.shiftJis !== undefined ? { shiftJis: flags.shiftJis } : {}) };
+    const web = await SimWeb.start({
+      seed: flags.webSeed,
+      hosts: flags.hosts,
+      pagesPerHost: flags.pages,
+      ...(flags.ips !== undefined && flags.ips.length > 0 ? { ips: flags.ips } : {}),
+      ...(Object.keys(special).length > 0 ? { hostile: { pages: special } } : {}),
+    });
     try {
       const resolve = Object.entries(web.resolveMap()).map(([pattern, ip]) => `${pattern}=${ip}`);
       const data = flags.data || mkdtempSync(join(tmpdir(), 'meguri-demo-'));
       const options = crawlOptions(web.homeUrls(), { ...flags, data, dns: 'static', untilIdle: flags.untilIdle ?? (flags.maxPages === undefined) }, explicitOptions(cmd), resolve);
-      console.error(`simulated web: ${flags.hosts} hosts × ${flags.pages} pages on 127.0.0.1:${web.port}; data in ${data}`);
+      console.error(`simulated web: ${flags.hosts} hosts × ${flags.pages} pages on ${web.ips.join(',')}:${web.port}; data in ${data}`);
       const summary = await crawlWithDisplay(options, flags);
       const agent = (flags.userAgent ?? 'meguri').split(/[/ ]/)[0] ?? 'meguri';
       const plan = web.expectedFetchSet({ seeds: web.homeUrls(), maxDepth: flags.maxDepth, userAgent: agent });
