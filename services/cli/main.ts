@@ -29,6 +29,7 @@ import type { LogLocation } from './log-location.ts';
 import { analyze, isJob } from '../analyze/command.ts';
 import { JOBS } from '../analyze/jobs.ts';
 import type { ScanProgress } from '../analyze/scan.ts';
+import { exportWarc } from '../warc/export.ts';
 import { parseTime } from './tail.ts';
 
 const VERSION = '0.1.0';
@@ -424,6 +425,52 @@ export function buildProgram(): Command {
       }
     });
   // ---- end meguri analyze
+
+  // ---- meguri export warc
+  const exportCmd = program.command('export').description("Write a crawl's pages in an archive format.");
+  addLogLocation(
+    exportCmd
+      .command('warc')
+      .description("A crawl's pages as WARC/1.1 files: request + response (or revisit for 304s and unchanged payloads) per fetch, gzip per record, files of ~1 GB."),
+  )
+    .requiredOption('--out <dir>', 'directory for the .warc.gz files')
+    .option('--since <time>', 'pages fetched at or after this time (ISO 8601 or epoch ms)')
+    .option('--until <time>', 'pages fetched before this time')
+    .option('--max-file-bytes <n>', 'start a new file once one reaches this size', int('--max-file-bytes', 1), 1_000_000_000)
+    .option('--prefix <name>', 'file name prefix (default meguri-<time of the export>)')
+    .option('--user-agent <ua>', 'User-Agent written in the request records (the crawl\'s own; not stored in pages records)')
+    .option('--no-gzip', 'plain .warc files')
+    .option('--json', 'print the report as JSON')
+    .action(async (flags: LogLocation & { out: string; since?: string; until?: string; maxFileBytes: number; prefix?: string; userAgent?: string; gzip: boolean; json?: boolean }) => {
+      const since = flags.since !== undefined ? parseTime(flags.since, '--since') : undefined;
+      const until = flags.until !== undefined ? parseTime(flags.until, '--until') : undefined;
+      const transport = await openLog(flags, { existing: true });
+      try {
+        const report = await exportWarc(
+          transport,
+          {
+            topicPrefix: flags.topicPrefix,
+            out: flags.out,
+            maxFileBytes: flags.maxFileBytes,
+            gzip: flags.gzip,
+            ...(since !== undefined ? { since } : {}),
+            ...(until !== undefined ? { until } : {}),
+            ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}),
+            ...(flags.userAgent !== undefined ? { userAgent: flags.userAgent } : {}),
+          },
+          { warn: (line) => console.error(line) },
+        );
+        if (flags.json) console.log(JSON.stringify(report));
+        else {
+          console.log(`${report.records} pages records: ${report.responses} responses, ${report.revisits} revisits, ${report.noResponse} without a response, ${report.invalid} unusable`);
+          for (const f of report.files) console.log(`wrote ${f}`);
+        }
+        if (report.invalid > 0) process.exitCode = 1;
+      } finally {
+        await transport.close();
+      }
+    });
+  // ---- end meguri export warc
 
   program
     .command('parse')
