@@ -1,0 +1,6 @@
+/** How tests write a `pages` record into a log (one place to follow the record format). */
+import type { PageRecord } from '../../schemas/index.ts';
+
+export function encodeTestPage(record: PageRecord): Buffer {
+  return Buffer.from(JSON.stringify(record));
+}
