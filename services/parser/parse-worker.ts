@@ -9,13 +9,16 @@ import type { RecordPointer } from './outcome.ts';
 
 interface Job {
   id: number;
-  page: PageRecord;
+  /** Structured cloning hands a Buffer over as a plain Uint8Array. */
+  page: Omit<PageRecord, 'body'> & { body?: Uint8Array };
   pointer?: RecordPointer;
 }
 
 parentPort?.on('message', (job: Job) => {
   try {
-    const { outcome, links } = pageToRecords(job.page, job.pointer);
+    const { body, ...fields } = job.page;
+    const page: PageRecord = body === undefined ? fields : { ...fields, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
+    const { outcome, links } = pageToRecords(page, job.pointer);
     parentPort!.postMessage({ id: job.id, outcome, links });
   } catch (err) {
     parentPort!.postMessage({ id: job.id, error: (err as Error).message });

@@ -13,7 +13,7 @@ export type * from './transport.ts';
 export { StreamService } from './stream-service.ts';
 export type { StreamServiceOptions } from './stream-service.ts';
 export type { ServiceDefinition, Processor, ProcessorContext, InputRecord, Cancellable, EmitOptions, RecordProcessor, RecordContext, Emitter, TopicRecordMap, StoreDeclaration } from './processor.ts';
-export type { TopicCatalog, TopicConfigDefinition } from './catalog.ts';
+export type { TopicCatalog, TopicConfigDefinition, ValueCodec } from './catalog.ts';
 export { DEFAULT_MAX_MESSAGE_BYTES } from './catalog.ts';
 export { MeguriError, TaskMigratedError, TransientError, RecordTooLargeError, IllegalTaskStateError, FatalServiceError, ServiceDefinitionError, classifyError, isMeguriError } from './errors.ts';
 export type { Recovery, ErrorStage } from './errors.ts';
