@@ -1,32 +1,20 @@
 /**
- * The one place the archive reads a `pages` record: through the schemas/ decoder, into an
- * ArchivedFetch. A change of the record format touches only this file.
+ * The one place the archive reads a `pages` record: through the schemas/ codec, into an
+ * ArchivedFetch. The body is the bytes the server sent after transfer and content decoding.
  */
-import iconv from 'iconv-lite';
-import { pageRecord } from '../../schemas/index.ts';
+import { safeDecodePageRecord } from '../../schemas/index.ts';
 import type { ArchivedFetch } from './records.ts';
 
 export type DecodedFetch = { ok: true; fetch: ArchivedFetch; hasResponse: boolean } | { ok: false; error: string };
 
-/** Body bytes of a record whose body is stored as text: encoded back with the charset it was decoded from. */
-function bodyBytes(body: string | undefined, charset: string | undefined): Uint8Array | undefined {
-  if (body === undefined) return undefined;
-  if (charset !== undefined && iconv.encodingExists(charset)) return iconv.encode(body, charset);
-  return Buffer.from(body, 'utf8');
-}
-
 export function decodeArchivedFetch(value: Buffer | null, userAgent?: string): DecodedFetch {
   if (value === null) return { ok: false, error: 'empty record' };
-  let json: unknown;
-  try {
-    json = JSON.parse(value.toString('utf8'));
-  } catch {
-    return { ok: false, error: 'not JSON' };
-  }
-  const parsed = pageRecord.safeParse(json);
-  if (!parsed.success) return { ok: false, error: `not a pages record: ${parsed.error.issues[0]?.message ?? 'invalid'}` };
-  const p = parsed.data;
-  const body = bodyBytes(p.body, p.charset);
+  const decoded = safeDecodePageRecord(value);
+  if (!decoded.ok) return { ok: false, error: decoded.reason };
+  const p = decoded.page;
+  const headers = { ...p.headers };
+  // Records converted from the older all-JSON form hold the text as UTF-8, not the original bytes.
+  if (p.bodyEncoding === 'UTF-8' && headers['content-type'] !== undefined) headers['content-type'] = headers['content-type'].replace(/;\s*charset=[^;]*/i, '') + '; charset=UTF-8';
   return {
     ok: true,
     hasResponse: p.status > 0,
@@ -34,8 +22,8 @@ export function decodeArchivedFetch(value: Buffer | null, userAgent?: string): D
       url: p.finalUrl,
       fetchedAt: p.fetchedAt,
       status: p.status,
-      headers: p.headers,
-      ...(body !== undefined ? { body } : {}),
+      headers,
+      ...(p.body !== undefined ? { body: p.body } : {}),
       bodyTruncated: p.bodyTruncated,
       ...(p.serverIp !== undefined ? { serverIp: p.serverIp } : {}),
       ...(userAgent !== undefined ? { userAgent } : {}),

@@ -47,7 +47,9 @@ function readWarc(files: string[]): WarcEntry[] {
 
 const sha1 = (b: Uint8Array): string => createHash('sha1').update(b).digest('hex');
 
+/** A pages record whose body is `text` encoded as the server would send it in `charset`. */
 function page(url: string, fetchedAt: number, status: number, body?: { text: string; charset?: string; contentType?: string }, headers: Record<string, string> = {}): PageRecord {
+  const bytes = body === undefined ? undefined : iconv.encode(body.text, body.charset ?? 'utf-8');
   return {
     v: SCHEMA_VERSION,
     request: { v: SCHEMA_VERSION, requestId: `r${fetchedAt}`, url, host: new URL(url).hostname, reason: 'new', score: 1, depth: 0, cgiHops: 0, attempt: 1, issuedAt: fetchedAt - 5 },
@@ -55,9 +57,8 @@ function page(url: string, fetchedAt: number, status: number, body?: { text: str
     redirects: [],
     status,
     headers: { ...(body?.contentType ? { 'content-type': body.contentType } : {}), ...headers },
-    ...(body?.contentType ? { contentType: body.contentType } : {}),
-    ...(body?.charset ? { charset: body.charset } : {}),
-    ...(body ? { body: body.text } : {}),
+    ...(body?.contentType ? { contentType: body.contentType.split(';')[0]!.trim().toLowerCase() } : {}),
+    ...(bytes !== undefined ? { body: bytes } : {}),
     bodyTruncated: false,
     bytes: 100,
     decodedBytes: 100,
