@@ -30,6 +30,7 @@ import { analyze, isJob } from '../analyze/command.ts';
 import { JOBS } from '../analyze/jobs.ts';
 import type { ScanProgress } from '../analyze/scan.ts';
 import { exportWarc } from '../warc/export.ts';
+import { runWarcSinkCommand } from './run-warc.ts';
 import { parseTime } from './tail.ts';
 
 const VERSION = '0.1.0';
@@ -289,7 +290,7 @@ export function buildProgram(): Command {
   program
     .command('run')
     .description('Run one service against Kafka (what a pod runs). Configuration from MEGURI_* environment variables and flags.')
-    .addArgument(new Command().createArgument('<service>', 'scheduler | fetcher | parser').choices(['scheduler', 'fetcher', 'parser']))
+    .addArgument(new Command().createArgument('<service>', 'scheduler | fetcher | parser | warc').choices(['scheduler', 'fetcher', 'parser', 'warc']))
     .option('--kafka <brokers>', 'Kafka bootstrap servers (or MEGURI_KAFKA_BROKERS)')
     .option('--data <dir>', 'state directory (or MEGURI_DATA_DIR)')
     .option('--topic-prefix <prefix>', 'topic prefix (or MEGURI_TOPIC_PREFIX)')
@@ -306,7 +307,12 @@ export function buildProgram(): Command {
     .option('--allow-address <cidr>', `fetcher: ${ALLOW_ADDRESS_HELP} (or MEGURI_ALLOW_ADDRESS, comma-separated)`, collectCidr, [])
     .option('--create-topics', 'create missing topics at start (or MEGURI_CREATE_TOPICS=true); otherwise a missing topic stops the service')
     .option('--fsync', 'embedded log: fsync every commit (or MEGURI_FSYNC=true)')
-    .action(async (service: 'scheduler' | 'fetcher' | 'parser', flags: Record<string, unknown>) => {
+    .option('--out <dir>', 'warc: directory of the WARC files (or MEGURI_WARC_DIR)')
+    .option('--roll-after <s>', 'warc: publish a file at the latest this many seconds after it was opened (or MEGURI_WARC_ROLL_S; default 60)', positiveSeconds)
+    .option('--max-file-bytes <n>', 'warc: start a new file at this size (or MEGURI_WARC_MAX_FILE_BYTES; default 1e9)', int('--max-file-bytes', 1))
+    .option('--group <id>', 'warc: consumer group (or MEGURI_WARC_GROUP; default meguri-warc)')
+    .action(async (service: 'scheduler' | 'fetcher' | 'parser' | 'warc', flags: Record<string, unknown>) => {
+      if (service === 'warc') return runWarcSinkCommand(flags);
       await runServiceCommand(service, flags);
     });
 

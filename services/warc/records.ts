@@ -42,6 +42,9 @@ export interface PreviousCapture {
   payloadDigest: string;
   date: string;
   recordId: string;
+  /** Where the capture's pages record was (the sink tells re-read records from earlier ones). */
+  partition?: number;
+  offset?: number;
 }
 
 const REASONS: Record<number, string> = {
