@@ -176,6 +176,15 @@ describe('WARC of a crawl of the simulated web', { timeout: 300_000 }, () => {
         const recs2 = readWarc(firstFiles.map((f) => join(out, f)));
         assert.ok(recs2.filter((x) => x.type === 'response' || x.type === 'revisit').length > 0, 'the rewritten files are complete WARC files');
         assert.ok(!again.some((f) => f.endsWith('.open')), 'no unpublished file left');
+
+        // meguri analyze reads the same crawl's topics on Kafka.
+        const analyzed = spawnSync(process.execPath, [join(root, 'bin/meguri.js'), 'analyze', 'distributions', '--kafka', brokers.join(','), '--topic-prefix', prefix, '--json', '--no-progress'], { cwd: root, encoding: 'utf8' });
+        assert.equal(analyzed.status, 0, analyzed.stderr);
+        const dist = JSON.parse(analyzed.stdout) as { records: number; pages: number; servers: number };
+        assert.equal(dist.records, d.partitions.reduce((a, p) => a + p.high - p.low, 0));
+        assert.equal(dist.servers, 4);
+        const served = new Set(web.accessLog().filter((e) => e.path !== '/robots.txt' && e.status === 200).map((e) => `${e.host}${e.path}`));
+        assert.equal(dist.pages, served.size);
       } finally {
         await t.close();
       }
