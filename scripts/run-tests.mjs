@@ -71,6 +71,12 @@ if (testFiles.some((f) => f.includes('warc')) && process.env.MEGURI_TEST_NETNS !
   if (warcio.status !== 0) console.error('# Python warcio is not available; the WARC tests will say why');
 }
 
+// The live-view test drives a real headless Chromium: install Debian's while the network is here.
+if (testFiles.some((f) => f.includes('live-view')) && process.env.MEGURI_TEST_NETNS !== 'inside') {
+  const chromium = spawnSync('bash', [join(root, 'scripts/ensure-chromium.sh')], { stdio: ['ignore', 'ignore', 'inherit'], cwd: root });
+  if (chromium.status !== 0) console.error('# Chromium is not available; the live-view test will say why');
+}
+
 if (canUseNetns()) {
   // Maven may need the network once for the broker's jars: fetch them before leaving it.
   if (needsKafka) {

