@@ -42,7 +42,8 @@ export async function startLiveView(transport: Transport, topicPrefix: string, o
 /** `meguri run dashboard`: the live view of a crawl on Kafka (or an embedded log no crawl holds), until SIGTERM. */
 export async function runDashboardCommand(flags: Record<string, unknown>): Promise<void> {
   const config = loadRuntimeConfig({
-    ...(flags.kafka ? { kafkaBrokers: flags.kafka, transport: 'kafka' } : {}),
+    // --data without --kafka: an embedded crawl's log, whatever the environment names.
+    ...(flags.kafka ? { kafkaBrokers: flags.kafka, transport: 'kafka' } : flags.data ? { transport: 'embedded' } : {}),
     ...(flags.data ? { dataDir: flags.data } : {}),
     ...(flags.topicPrefix !== undefined ? { topicPrefix: flags.topicPrefix } : {}),
   });

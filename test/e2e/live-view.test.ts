@@ -96,5 +96,34 @@ describe('live view', { timeout: 180_000 }, () => {
     assert.match(await page.$eval('#countries', (e) => e.textContent ?? ''), /JP \d+/);
     assert.ok(Number(await page.$eval('#servers', (e) => e.textContent)) > 0);
     assert.deepEqual(failed, [], 'everything is served by the process itself');
+
+    // `meguri run dashboard` shows the same crawl from its topics once the crawl has stopped.
+    child.kill('SIGINT');
+    await new Promise((r) => child!.once('exit', r));
+    const port2 = await freePort();
+    const dashboard = spawn(process.execPath, [join(root, 'bin/meguri.js'), 'run', 'dashboard', '--data', data, '--port', String(port2), '--country', '127.0.0.2=US'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+    let dashErr = '';
+    dashboard.stderr!.on('data', (b: Buffer) => (dashErr += b.toString()));
+    try {
+      let state: { pages: number; countries: Record<string, { pages: number }> } | undefined;
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline && dashboard.exitCode === null) {
+        try {
+          const res = await fetch(`http://127.0.0.1:${port2}/state`);
+          state = (await res.json()) as typeof state;
+          if (state!.pages >= second) break;
+        } catch {
+          // not listening yet
+        }
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      assert.ok(state && state.pages >= second, `run dashboard counted ${state?.pages} pages; exit ${dashboard.exitCode}; stderr: ${dashErr}`);
+      assert.ok((state.countries.US?.pages ?? 0) > 0, 'its own --country table applies');
+    } finally {
+      if (dashboard.exitCode === null) {
+        dashboard.kill('SIGTERM');
+        await new Promise((r) => dashboard.once('exit', r));
+      }
+    }
   });
 });
