@@ -11,7 +11,7 @@
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { request } from 'undici';
-import { SCHEMA_VERSION } from '../schemas/index.ts';
+import { SCHEMA_VERSION, encodePageRecord } from '../schemas/index.ts';
 import { SimWeb } from '../services/simweb/index.ts';
 import { KafkaTransport } from '../services/runtime/index.ts';
 import { kafkajs } from '../services/runtime/kafka/kafkajs.ts';
@@ -53,27 +53,24 @@ async function pageRecords(): Promise<Buffer[]> {
       for (let host = 0; host < 20 && out.length < total; host++) {
         const url = new URL(urls[host]![page % urls[host]!.length]!);
         const res = await request(`http://127.0.0.1:${web.port}${url.pathname}`, { headers: { host: url.host } });
-        const body = await res.body.text();
+        const body = Buffer.from(await res.body.arrayBuffer());
         const now = Date.now();
         out.push(
-          Buffer.from(
-            JSON.stringify({
-              v: SCHEMA_VERSION,
-              request: { v: SCHEMA_VERSION, requestId: `r${out.length}`, url: url.href, host: url.host, reason: 'new', priority: 0.5, depth: 1, createdAt: now },
-              finalUrl: url.href,
-              redirects: [],
-              status: res.statusCode,
-              headers: { 'content-type': String(res.headers['content-type'] ?? ''), etag: String(res.headers.etag ?? '') },
-              contentType: 'text/html',
-              charset: 'utf-8',
-              body,
-              bodyTruncated: false,
-              bytes: body.length,
-              decodedBytes: body.length,
-              timing: { startedAt: now, ttfbMs: 3, totalMs: 5 },
-              fetchedAt: now,
-            }),
-          ),
+          encodePageRecord({
+            v: SCHEMA_VERSION,
+            request: { v: SCHEMA_VERSION, requestId: `r${out.length}`, url: url.href, host: url.host, reason: 'new', score: 0.5, depth: 1, cgiHops: 0, attempt: 1, issuedAt: now },
+            finalUrl: url.href,
+            redirects: [],
+            status: res.statusCode,
+            headers: { 'content-type': String(res.headers['content-type'] ?? ''), etag: String(res.headers.etag ?? '') },
+            contentType: 'text/html',
+            body,
+            bodyTruncated: false,
+            bytes: body.length,
+            decodedBytes: body.length,
+            timing: { startedAt: now, ttfbMs: 3, totalMs: 5 },
+            fetchedAt: now,
+          }),
         );
       }
     }

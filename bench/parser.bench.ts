@@ -15,7 +15,8 @@ import { extractPage } from '../services/parser/extract.ts';
 import { md5Hex, simhash } from '../services/shared/fingerprint.ts';
 
 const file = fileURLToPath(new URL('../test/fixtures/pages/article.html', import.meta.url));
-const body = readFileSync(file, 'utf8');
+const bytes = readFileSync(file);
+const body = bytes.toString('utf8');
 const url = 'https://news.example.com/articles/quiet-harbour';
 const seconds = Number(process.argv[2] ?? 3);
 
@@ -38,7 +39,7 @@ const page: PageRecord = {
   status: 200,
   headers: { 'content-type': 'text/html; charset=utf-8', etag: '"abc"' },
   contentType: 'text/html; charset=utf-8',
-  body,
+  body: bytes,
   bodyTruncated: false,
   bytes: Buffer.byteLength(body),
   decodedBytes: Buffer.byteLength(body),

@@ -3,14 +3,16 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { topicSchemas, SCHEMA_VERSION } from './index.ts';
+import { topicSchemas, pageHeader, SCHEMA_VERSION } from './index.ts';
 
 export function jsonSchemas(): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [name, schema] of Object.entries(topicSchemas)) {
+  // A pages record is a JSON header followed by the raw body: its file describes the header.
+  const wire: Record<string, z.ZodType> = { ...topicSchemas, pages: pageHeader };
+  for (const [name, schema] of Object.entries(wire)) {
     out[`${name}.v${SCHEMA_VERSION}.schema.json`] = {
       $id: `meguri:${name}:v${SCHEMA_VERSION}`,
-      title: `meguri ${name} record, version ${SCHEMA_VERSION}`,
+      title: name === 'pages' ? `meguri pages record header, version ${SCHEMA_VERSION} (framed before the body bytes)` : `meguri ${name} record, version ${SCHEMA_VERSION}`,
       ...z.toJSONSchema(schema, { unrepresentable: 'any' }),
     };
   }

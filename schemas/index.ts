@@ -4,7 +4,8 @@
  */
 import type { z } from 'zod';
 import { frontierRecord } from './frontier.ts';
-import { pageRecord } from './pages.ts';
+import { pageRecord, encodePageRecord, decodePageRecord } from './pages.ts';
+import type { PageRecord } from './pages.ts';
 import { linksRecord } from './links.ts';
 import { revisitRecord } from './revisits.ts';
 import { changeRecord } from './changes.ts';
@@ -36,3 +37,9 @@ export type RecordOf<N extends SchemaName> = z.infer<(typeof topicSchemas)[N]>;
 
 /** Record type of every logical topic, for emits typed by topic (`ctx.emit('frontier', key, value)`). */
 export type TopicRecords = { [N in SchemaName]: RecordOf<N> };
+
+/** Topics whose values are not plain UTF-8 JSON, with their one encode/decode pair. */
+export const topicCodecs: { readonly [N in SchemaName]?: { encode(value: RecordOf<N>): Buffer; decode(raw: Buffer): unknown } } = {
+  // The runtime validates with topicSchemas after decoding, so the codec checks only the framing.
+  pages: { encode: (page: PageRecord) => encodePageRecord(page), decode: (raw) => decodePageRecord(raw, { validate: false }) },
+};

@@ -65,6 +65,18 @@ if (testFiles.some((f) => f.includes('k8s')) && process.env.MEGURI_TEST_NETNS !=
   if (kubectl.status !== 0) console.error('# kubectl is not available; the k8s test will say why');
 }
 
+// The WARC tests read the files back with Python's warcio: set up its venv while the network is here.
+if (testFiles.some((f) => f.includes('warc')) && process.env.MEGURI_TEST_NETNS !== 'inside') {
+  const warcio = spawnSync('bash', [join(root, 'scripts/ensure-warcio.sh')], { stdio: ['ignore', 'ignore', 'inherit'], cwd: root });
+  if (warcio.status !== 0) console.error('# Python warcio is not available; the WARC tests will say why');
+}
+
+// The live-view test drives a real headless Chromium: install Debian's while the network is here.
+if (testFiles.some((f) => f.includes('live-view')) && process.env.MEGURI_TEST_NETNS !== 'inside') {
+  const chromium = spawnSync('bash', [join(root, 'scripts/ensure-chromium.sh')], { stdio: ['ignore', 'ignore', 'inherit'], cwd: root });
+  if (chromium.status !== 0) console.error('# Chromium is not available; the live-view test will say why');
+}
+
 if (canUseNetns()) {
   // Maven may need the network once for the broker's jars: fetch them before leaving it.
   if (needsKafka) {

@@ -4,28 +4,20 @@
  * body). The runtime knows no crawler topic; the CLI and tests pass this in.
  */
 import type { z } from 'zod';
-import { topicSchemas, SCHEMA_VERSION } from '../schemas/index.ts';
+import { topicSchemas, topicCodecs, encodedPageSize, SCHEMA_VERSION } from '../schemas/index.ts';
 import type { PageRecord } from '../schemas/index.ts';
+import type { ValueCodec } from '../services/runtime/catalog.ts';
 import { changelogSpec, kafkaTopicConfig, topicSpec } from './index.ts';
 
-/** Cuts a page's body so its JSON fits `maxBytes`; undefined when even an empty body does not fit. */
+/** Cuts a page's body so its framed record fits `maxBytes`; undefined when even an empty body does not fit. */
 export function shrinkPage(page: PageRecord, maxBytes: number, reason: string): PageRecord | undefined {
-  const withBody = (body: string | undefined): PageRecord => ({ ...page, ...(body === undefined ? {} : { body }), bodyTruncated: true, bodyTruncatedReason: `topic limit: ${reason}` });
-  const bare: PageRecord = { ...withBody(undefined) };
-  delete bare.body;
-  const envelope = Buffer.byteLength(JSON.stringify(withBody('')));
+  const cut = (body: Buffer): PageRecord => ({ ...page, body, bodyTruncated: true, bodyTruncatedReason: `topic limit: ${reason}` });
+  const envelope = encodedPageSize(cut(Buffer.alloc(0)));
   if (envelope > maxBytes) return undefined;
-  const body = page.body ?? '';
-  let keep = body.length;
-  for (let round = 0; round < 12; round++) {
-    // Escaping makes JSON grow faster than the text: shrink by the measured ratio until it fits.
-    const candidate = withBody(body.slice(0, keep));
-    const size = Buffer.byteLength(JSON.stringify(candidate));
-    if (size <= maxBytes) return candidate;
-    keep = Math.floor(keep * ((maxBytes - envelope) / (size - envelope)) * 0.97);
-    if (keep <= 0) return withBody('');
-  }
-  return bare;
+  const body = page.body ?? Buffer.alloc(0);
+  // The body is raw bytes after the header: the room left is exactly what can be kept (the digits
+  // of bodyBytes may grow by a few bytes, hence the margin).
+  return cut(body.subarray(0, Math.max(0, Math.min(body.length, maxBytes - envelope - 16))));
 }
 
 export const crawlCatalog = {
@@ -38,6 +30,7 @@ export const crawlCatalog = {
     const spec = changelogSpec(group, store, partitions);
     return { name: spec.name, partitions: spec.partitions, config: kafkaTopicConfig(spec) };
   },
+  codec: (logical: string): ValueCodec | undefined => (topicCodecs as Record<string, ValueCodec | undefined>)[logical],
   deadletterVersion: SCHEMA_VERSION,
   shrink: (logical: string, value: unknown, maxBytes: number, reason: string): unknown => (logical === 'pages' ? shrinkPage(value as PageRecord, maxBytes, reason) : undefined),
 };

@@ -447,6 +447,65 @@ function inputPartitions(service: ServiceSpec): number {
   return first;
 }
 
+/**
+ * The optional WARC sink (`meguri run warc`): a StatefulSet at 0 replicas — scale it to 1 (or more,
+ * up to the pages partitions) to archive the crawl. Each pod writes its files to its own volume
+ * under /warc; its consumer group is meguri-warc.
+ */
+function warcSinkDocs(): YamlMap[] {
+  const name = 'warc';
+  const mounts: YamlMap[] = [
+    { name: 'tmp', mountPath: '/tmp' },
+    { name: 'data', mountPath: DATA_DIR },
+    { name: 'warc', mountPath: '/warc' },
+  ];
+  const pod: YamlMap = {
+    terminationGracePeriodSeconds: TERMINATION_GRACE_SECONDS,
+    securityContext: { runAsNonRoot: true, runAsUser: RUN_AS_USER, runAsGroup: RUN_AS_USER, fsGroup: RUN_AS_USER, seccompProfile: { type: 'RuntimeDefault' } },
+    containers: [
+      {
+        name,
+        image: IMAGE,
+        imagePullPolicy: 'IfNotPresent',
+        command: ['npx', 'meguri', 'run', 'warc'],
+        envFrom: [{ configMapRef: { name: CONFIG_MAP } }],
+        env: [
+          { name: 'MEGURI_INSTANCE_ID', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+          { name: 'MEGURI_WARC_DIR', value: '/warc' },
+          { name: 'NPM_CONFIG_CACHE', value: '/tmp/.npm' },
+          { name: 'NPM_CONFIG_UPDATE_NOTIFIER', value: 'false' },
+        ],
+        ports: [{ name: 'metrics', containerPort: HTTP_PORT, protocol: 'TCP' }],
+        ...probes(),
+        resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '1Gi' } },
+        securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+        volumeMounts: mounts,
+      },
+    ],
+    volumes: [{ name: 'tmp', emptyDir: {} }],
+  };
+  const claim = (claimName: string, storage: string): YamlMap => ({
+    metadata: { name: claimName, labels: labels(name) },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } } },
+  });
+  return [
+    {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: metadata(name),
+      spec: {
+        serviceName: componentName(name),
+        // Optional workload: off until scaled up.
+        replicas: 0,
+        podManagementPolicy: 'Parallel',
+        selector: { matchLabels: labels(name) },
+        template: { metadata: { labels: labels(name) }, spec: pod },
+        volumeClaimTemplates: [claim('data', '1Gi'), claim('warc', '100Gi')],
+      },
+    },
+  ];
+}
+
 /** File name (relative to deploy/k8s/base) → YAML text. */
 export function renderK8s(options: RenderOptions = {}): Record<string, string> {
   const prefix = options.topicPrefix ?? '';
@@ -473,6 +532,7 @@ export function renderK8s(options: RenderOptions = {}): Record<string, string> {
     seen.set(name, real);
   }
   files['kafka-topics.yaml'] = toYaml(topicDocs);
+  files['warc.yaml'] = toYaml(warcSinkDocs());
 
   const resources = Object.keys(files).sort((a, b) => (a === 'namespace.yaml' ? -1 : b === 'namespace.yaml' ? 1 : a.localeCompare(b)));
   files['kustomization.yaml'] = toYaml([

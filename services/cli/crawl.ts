@@ -53,6 +53,11 @@ export interface CrawlOptions {
   /** Called about once a second with the live totals. */
   readonly onProgress?: (p: CrawlSnapshot) => void;
   readonly signal?: AbortSignal;
+  /**
+   * Called once the topics exist, with the crawl's transport (e.g. to follow its topics for the live
+   * view); the function it returns is awaited before the transport closes.
+   */
+  readonly attach?: (transport: Transport, topicPrefix: string) => Promise<() => Promise<void>>;
 }
 
 export interface CrawlSnapshot {
@@ -219,6 +224,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
     };
   };
   let stoppedBecause: CrawlSummary['stoppedBecause'] = 'signal';
+  let detach: (() => Promise<void>) | undefined;
   try {
     // Topics first (all services' topics and changelogs), so seeds can be sent before anyone joins.
     await transport.ensureTopics(services.flatMap((s) => s.topicDefinitions(partitions)));
@@ -227,6 +233,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
     if (records.length > 0) {
       await transport.send(seedOutRecords(`${prefix}links`, records, partitions));
     }
+    if (options.attach) detach = await options.attach(transport, prefix);
     for (const s of services) await s.start();
     await Promise.all(services.map((s) => s.ready()));
     let idleChecks = 0;
@@ -265,6 +272,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
     for (const s of services) await s.stop().catch((err: unknown) => logger.error({ err }, 'stop failed'));
     await fetcherDef.fetcher.close();
     await parserDef.close();
+    await detach?.().catch((err: unknown) => logger.error({ err }, 'detach failed'));
     await transport.close();
   }
   const t = progress.totals();

@@ -33,6 +33,13 @@ import { replayAnalyses, replayCommand } from './replay.ts';
 import type { ReplayFlags } from './replay.ts';
 import { addLogLocation, openLog } from './log-location.ts';
 import type { LogLocation } from './log-location.ts';
+import { analyze, isJob } from '../analyze/command.ts';
+import { JOBS } from '../analyze/jobs.ts';
+import type { ScanProgress } from '../analyze/scan.ts';
+import { exportWarc } from '../warc/export.ts';
+import { runWarcSinkCommand } from './run-warc.ts';
+import { demoCountryTable, runDashboardCommand, startLiveView } from './live-view.ts';
+import { parseTime } from './tail.ts';
 
 const VERSION = '0.1.0';
 
@@ -40,6 +47,14 @@ function int(name: string, min = 0): (v: string) => number {
   return (v) => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}`);
+    return n;
+  };
+}
+
+function share(name: string): (v: string) => number {
+  return (v) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError(`${name} must be a share between 0 and 1`);
     return n;
   };
 }
@@ -186,6 +201,9 @@ interface CrawlFlags {
   out?: string;
   include: string[];
   exclude: string[];
+  /** --ui [PORT]: true for the default port. */
+  ui?: string | boolean;
+  country: string[];
 }
 
 function paramNames(v: string): string[] {
@@ -240,6 +258,8 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--sample-seed <n>', 'discovery: seed of the sampling draw (default 1)', int('--sample-seed', 0))
     .option('--follow-servers', 'discovery: every new server becomes a start site of its own')
     .option('--out <dir>', 'discovery: write the per-depth figures there as discovery.csv and discovery.svg')
+    .option('--ui [port]', 'serve the live view (counters, recent changes, world map of servers) on 127.0.0.1:PORT (default 8080)')
+    .option('--country <range=CC>', 'live view: place an address or CIDR range in a country before the database is asked (repeatable)', (v: string, prev: string[]) => [...prev, v], [])
     .addOption(new Option('--log-level <level>', 'log level (JSON logs on stderr)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'));
 }
 
@@ -353,7 +373,23 @@ function withSpeed(options: CrawlOptions, speed: number | undefined): CrawlOptio
   return { ...options, scheduler: { ...scaledTimers(speed), ...options.scheduler } };
 }
 
-async function crawlWithDisplay(options: CrawlOptions, flags: CrawlFlags): Promise<CrawlSummary> {
+function uiPort(ui: string | boolean | undefined): number | undefined {
+  if (ui === undefined || ui === false) return undefined;
+  if (ui === true) return 8080;
+  const n = Number(ui);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError(`--ui takes a port number, got ${ui}`);
+  return n;
+}
+
+async function crawlWithDisplay(options: CrawlOptions, flags: CrawlFlags, liveCountries: readonly string[] = []): Promise<CrawlSummary> {
+  const port = uiPort(flags.ui);
+  if (port !== undefined) {
+    const country = [...flags.country, ...liveCountries];
+    options = {
+      ...options,
+      attach: (transport, prefix) => startLiveView(transport, prefix, { port, country, onListening: (s) => console.error(`live view: ${s.url}`) }),
+    };
+  }
   // A bad rules file stops the command here, before anything starts, with the key named.
   const hostRules = flags.hostRules !== undefined ? watchHostRules(flags.hostRules, options.logger ?? silentLogger) : undefined;
   try {
@@ -420,9 +456,12 @@ export function buildProgram(): Command {
       .option('--pages <n>', 'pages per host', int('--pages', 1), 40)
       .option('--web-seed <n>', 'seed of the simulated web graph', int('--web-seed', 0), 1)
       .option('--changing', 'pages change on Poisson schedules (hourly to yearly, some boilerplate-only, some disappear) on a fast clock (--speed, default 3600); reports versions seen and staleness beside a fixed revisit interval with the same fetches')
-      .option('--duration <s>', 'with --changing: wall seconds the crawl runs (default 60)', positiveSeconds),
+      .option('--duration <s>', 'with --changing: wall seconds the crawl runs (default 60)', positiveSeconds)
+      .option('--ips <list>', 'loopback addresses the simulated hosts are spread over, comma-separated (default 127.0.0.1)', paramNames)
+      .option('--duplicates <share>', 'share of leaf pages that are exact copies of one notice page (default 0)', share('--duplicates'))
+      .option('--shift-jis <share>', 'share of leaf pages in Japanese, Shift_JIS encoded (default 0)', share('--shift-jis')),
     { minInterval: 0.1, dns: 'static', data: '' },
-  ).action(async (flags: CrawlFlags & { hosts: number; pages: number; webSeed: number; changing?: boolean; duration?: number }, cmd: Command) => {
+  ).action(async (flags: CrawlFlags & { hosts: number; pages: number; webSeed: number; changing?: boolean; duration?: number; ips?: string[]; duplicates?: number; shiftJis?: number }, cmd: Command) => {
     if (flags.changing) {
       const speed = flags.speed ?? 3600;
       const display = startProgress(flags.progress, undefined);
@@ -450,13 +489,20 @@ export function buildProgram(): Command {
       }
       return;
     }
-    const web = await SimWeb.start({ seed: flags.webSeed, hosts: flags.hosts, pagesPerHost: flags.pages });
+    const special = { ...(flags.duplicates !== undefined ? { duplicate: flags.duplicates } : {}), ...(flags.shiftJis !== undefined ? { shiftJis: flags.shiftJis } : {}) };
+    const web = await SimWeb.start({
+      seed: flags.webSeed,
+      hosts: flags.hosts,
+      pagesPerHost: flags.pages,
+      ...(flags.ips !== undefined && flags.ips.length > 0 ? { ips: flags.ips } : {}),
+      ...(Object.keys(special).length > 0 ? { hostile: { pages: special } } : {}),
+    });
     try {
       const resolve = Object.entries(web.resolveMap()).map(([pattern, ip]) => `${pattern}=${ip}`);
       const data = flags.data || mkdtempSync(join(tmpdir(), 'meguri-demo-'));
       const options = withSpeed(crawlOptions(web.homeUrls(), { ...flags, data, dns: 'static', untilIdle: flags.untilIdle ?? (flags.maxPages === undefined) }, explicitOptions(cmd), resolve), flags.speed);
-      console.error(`simulated web: ${flags.hosts} hosts × ${flags.pages} pages on 127.0.0.1:${web.port}; data in ${data}`);
-      const summary = await crawlWithDisplay(options, flags);
+      console.error(`simulated web: ${flags.hosts} hosts × ${flags.pages} pages on ${web.ips.join(',')}:${web.port}; data in ${data}`);
+      const summary = await crawlWithDisplay(options, flags, demoCountryTable(web.ips));
       const agent = (flags.userAgent ?? 'meguri').split(/[/ ]/)[0] ?? 'meguri';
       const plan = web.expectedFetchSet({ seeds: web.homeUrls(), maxDepth: flags.maxDepth, userAgent: agent });
       report(summary, flags.summaryJson, { simulatedWeb: { hosts: flags.hosts, pagesPerHost: flags.pages, reachableAllowedPages: plan.urls.size, requestsServed: web.accessLog().length } });
@@ -468,7 +514,7 @@ export function buildProgram(): Command {
   program
     .command('run')
     .description('Run one service against Kafka (what a pod runs). Configuration from MEGURI_* environment variables and flags.')
-    .addArgument(new Command().createArgument('<service>', 'scheduler | fetcher | parser').choices(['scheduler', 'fetcher', 'parser']))
+    .addArgument(new Command().createArgument('<service>', 'scheduler | fetcher | parser | warc | dashboard').choices(['scheduler', 'fetcher', 'parser', 'warc', 'dashboard']))
     .option('--kafka <brokers>', 'Kafka bootstrap servers (or MEGURI_KAFKA_BROKERS)')
     .option('--data <dir>', 'state directory (or MEGURI_DATA_DIR)')
     .option('--topic-prefix <prefix>', 'topic prefix (or MEGURI_TOPIC_PREFIX)')
@@ -491,7 +537,16 @@ export function buildProgram(): Command {
     .option('--no-sitemaps', "scheduler: do not read hosts' sitemaps (on unless this flag or \"sitemaps\": false in the settings file)")
     .option('--create-topics', 'create missing topics at start (or MEGURI_CREATE_TOPICS=true); otherwise a missing topic stops the service')
     .option('--fsync', 'embedded log: fsync every commit (or MEGURI_FSYNC=true)')
-    .action(async (service: 'scheduler' | 'fetcher' | 'parser', flags: Record<string, unknown>) => {
+    .option('--out <dir>', 'warc: directory of the WARC files (or MEGURI_WARC_DIR)')
+    .option('--roll-after <s>', 'warc: publish a file at the latest this many seconds after it was opened (or MEGURI_WARC_ROLL_S; default 60)', positiveSeconds)
+    .option('--max-file-bytes <n>', 'warc: start a new file at this size (or MEGURI_WARC_MAX_FILE_BYTES; default 1e9)', int('--max-file-bytes', 1))
+    .option('--group <id>', 'warc: consumer group (or MEGURI_WARC_GROUP; default meguri-warc)')
+    .option('--port <n>', 'dashboard: port of the live view (or MEGURI_DASHBOARD_PORT; default 8080)', int('--port', 0))
+    .option('--host <addr>', 'dashboard: address the live view binds (or MEGURI_DASHBOARD_HOST; default 127.0.0.1, 0.0.0.0 in a pod)')
+    .option('--country <range=CC>', 'dashboard: place an address or CIDR range in a country (repeatable)', (v: string, prev: string[]) => [...prev, v], [])
+    .action(async (service: 'scheduler' | 'fetcher' | 'parser' | 'warc' | 'dashboard', flags: Record<string, unknown>) => {
+      if (service === 'warc') return runWarcSinkCommand(flags);
+      if (service === 'dashboard') return runDashboardCommand(flags);
       await runServiceCommand(service, flags);
     });
 
@@ -560,6 +615,108 @@ export function buildProgram(): Command {
         process.exitCode = 1;
       }
     });
+
+  // ---- meguri analyze (re-analysis jobs over a crawl's pages)
+  addLogLocation(
+    program
+      .command('analyze')
+      .description("Re-analyse a crawl's pages (seed 000/001): host-rank, distributions, duplicates, site-profile HOST..., geo. Bounded memory (a scratch RocksDB); text, --json, --out DIR for CSV + SVG.")
+      .addArgument(new Command().createArgument('<job>', JOBS.join(' | ')).choices([...JOBS]))
+      .argument('[hosts...]', 'site-profile: the sites to profile (default: the 5 with most pages)'),
+  )
+    .option('--since <time>', 'pages fetched at or after this time (ISO 8601 or epoch ms; default: the beginning)')
+    .option('--until <time>', 'pages fetched before this time (default: the end as of now)')
+    .option('--json', 'print one JSON object')
+    .option('--out <dir>', 'write the CSV and SVG files of the job here')
+    .option('--weighted', 'host-rank, duplicates: weight server links by their number of page links (default: each server pair once)')
+    .option('--top <n>', 'rows of ranked lists to print', int('--top', 1))
+    .option('--work-dir <dir>', 'where the scratch store goes (default: the system temporary directory)')
+    .option('--country <range=CC>', 'geo: place an address or CIDR range in a country before the database is asked, e.g. 127.0.0.2=JP (repeatable)', (v: string, prev: string[]) => [...prev, v], [])
+    .option('--country-table <file>', 'geo: file of RANGE=CC lines, consulted after --country, before the database')
+    .option('--no-progress', 'no progress lines on stderr')
+    .action(async (job: string, hosts: string[], flags: LogLocation & { since?: string; until?: string; json?: boolean; out?: string; weighted?: boolean; top?: number; workDir?: string; country: string[]; countryTable?: string; progress: boolean }) => {
+      if (!isJob(job)) throw new InvalidArgumentError(`unknown job ${job}`);
+      const since = flags.since !== undefined ? parseTime(flags.since, '--since') : undefined;
+      const until = flags.until !== undefined ? parseTime(flags.until, '--until') : undefined;
+      if (since !== undefined && until !== undefined && until <= since) throw new InvalidArgumentError('--until must be later than --since');
+      let last = 0;
+      const progress = (p: ScanProgress): void => {
+        const now = Date.now();
+        if (now - last < 1000) return;
+        last = now;
+        console.error(p.phase === 'read' ? `analyze ${job}: read ${p.done}/${p.total} pages records (${p.total === 0 ? 100 : Math.floor((100 * p.done) / p.total)} %)` : `analyze ${job}: aggregated ${p.done} pages`);
+      };
+      const transport = await openLog(flags, { existing: true });
+      try {
+        await analyze(
+          transport,
+          job,
+          hosts,
+          {
+            topicPrefix: flags.topicPrefix,
+            ...(since !== undefined ? { since } : {}),
+            ...(until !== undefined ? { until } : {}),
+            ...(flags.json ? { json: true } : {}),
+            ...(flags.out !== undefined ? { out: flags.out } : {}),
+            ...(flags.weighted ? { weighted: true } : {}),
+            ...(flags.top !== undefined ? { top: flags.top } : {}),
+            ...(flags.workDir !== undefined ? { workDir: flags.workDir } : {}),
+            country: flags.country,
+            ...(flags.countryTable !== undefined ? { countryTable: flags.countryTable } : {}),
+          },
+          { out: (line) => process.stdout.write(line + '\n'), warn: (line) => console.error(line), ...(flags.progress ? { progress } : {}) },
+        );
+      } finally {
+        await transport.close();
+      }
+    });
+  // ---- end meguri analyze
+
+  // ---- meguri export warc
+  const exportCmd = program.command('export').description("Write a crawl's pages in an archive format.");
+  addLogLocation(
+    exportCmd
+      .command('warc')
+      .description("A crawl's pages as WARC/1.1 files: request + response (or revisit for 304s and unchanged payloads) per fetch, gzip per record, files of ~1 GB."),
+  )
+    .requiredOption('--out <dir>', 'directory for the .warc.gz files')
+    .option('--since <time>', 'pages fetched at or after this time (ISO 8601 or epoch ms)')
+    .option('--until <time>', 'pages fetched before this time')
+    .option('--max-file-bytes <n>', 'start a new file once one reaches this size', int('--max-file-bytes', 1), 1_000_000_000)
+    .option('--prefix <name>', 'file name prefix (default meguri-<time of the export>)')
+    .option('--user-agent <ua>', 'User-Agent written in the request records (the crawl\'s own; not stored in pages records)')
+    .option('--no-gzip', 'plain .warc files')
+    .option('--json', 'print the report as JSON')
+    .action(async (flags: LogLocation & { out: string; since?: string; until?: string; maxFileBytes: number; prefix?: string; userAgent?: string; gzip: boolean; json?: boolean }) => {
+      const since = flags.since !== undefined ? parseTime(flags.since, '--since') : undefined;
+      const until = flags.until !== undefined ? parseTime(flags.until, '--until') : undefined;
+      const transport = await openLog(flags, { existing: true });
+      try {
+        const report = await exportWarc(
+          transport,
+          {
+            topicPrefix: flags.topicPrefix,
+            out: flags.out,
+            maxFileBytes: flags.maxFileBytes,
+            gzip: flags.gzip,
+            ...(since !== undefined ? { since } : {}),
+            ...(until !== undefined ? { until } : {}),
+            ...(flags.prefix !== undefined ? { prefix: flags.prefix } : {}),
+            ...(flags.userAgent !== undefined ? { userAgent: flags.userAgent } : {}),
+          },
+          { warn: (line) => console.error(line) },
+        );
+        if (flags.json) console.log(JSON.stringify(report));
+        else {
+          console.log(`${report.records} pages records: ${report.responses} responses, ${report.revisits} revisits, ${report.noResponse} without a response, ${report.invalid} unusable`);
+          for (const f of report.files) console.log(`wrote ${f}`);
+        }
+        if (report.invalid > 0) process.exitCode = 1;
+      } finally {
+        await transport.close();
+      }
+    });
+  // ---- end meguri export warc
 
   program
     .command('parse')

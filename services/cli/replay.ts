@@ -12,7 +12,7 @@
  * have no running members, as with Kafka's own offset reset).
  */
 import type { LogRecord, Transport } from '../runtime/index.ts';
-import { pageRecord } from '../../schemas/index.ts';
+import { readValue } from './record-json.ts';
 import { pageToRecords } from '../parser/outcome.ts';
 import { openLog } from './log-location.ts';
 import type { LogLocation } from './log-location.ts';
@@ -96,13 +96,8 @@ async function stretchOf(transport: Transport, topic: string, since?: number, un
   );
 }
 
-function jsonOf(r: LogRecord): unknown {
-  if (!r.value) return null;
-  try {
-    return JSON.parse(r.value.toString('utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
+function valueOf(logical: string, r: LogRecord): ReturnType<typeof readValue> {
+  return r.value ? readValue(logical, r.value) : { ok: true, value: null };
 }
 
 /** Runs the replay; lines go to `out`, problems with single records to `warn`. */
@@ -146,22 +141,22 @@ export async function replayCommand(logical: string, flags: ReplayFlags, out: (l
         for (const r of batch) {
           if (read >= limit) break outer;
           read++;
-          const value = jsonOf(r);
-          if (value === undefined) {
+          const decoded = valueOf(logical, r);
+          if (!decoded.ok) {
             invalid++;
-            warn(`${topic}/${r.partition}@${r.offset}: not JSON`);
+            warn(`${topic}/${r.partition}@${r.offset}: ${decoded.reason}`);
             continue;
           }
+          const value = decoded.value;
           if (into === 'records') {
             out(JSON.stringify({ partition: r.partition, offset: r.offset, timestamp: r.timestamp, key: r.key, value }));
           } else if (into === 'parse') {
-            const page = pageRecord.safeParse(value);
-            if (!page.success) {
+            if (decoded.page === undefined) {
               invalid++;
-              warn(`${topic}/${r.partition}@${r.offset}: not a pages record: ${page.error.issues[0]?.message ?? 'invalid'}`);
+              warn(`${topic}/${r.partition}@${r.offset}: not a pages record`);
               continue;
             }
-            const { outcome, links } = pageToRecords(page.data, { topic, partition: r.partition, offset: String(r.offset) });
+            const { outcome, links } = pageToRecords(decoded.page, { topic, partition: r.partition, offset: String(r.offset) });
             out(
               JSON.stringify({
                 url: outcome.url,

@@ -7,6 +7,7 @@
 import type { Transport } from '../runtime/index.ts';
 import { openLog } from './log-location.ts';
 import type { LogLocation } from './log-location.ts';
+import { readValue } from './record-json.ts';
 
 export interface TailFlags extends LogLocation {
   /** ISO time or epoch ms: start at the first record at or after it (default: the beginning) */
@@ -32,7 +33,11 @@ export function parseTime(value: string, flag: string): number {
 async function readOne(transport: Transport, p: Pointer): Promise<unknown> {
   const offset = Number(p.offset);
   for await (const batch of transport.readPartition(p.topic, p.partition, offset, offset + 1)) {
-    for (const r of batch) if (r.offset === offset && r.value) return JSON.parse(r.value.toString('utf8')) as unknown;
+    for (const r of batch) {
+      if (r.offset !== offset || !r.value) continue;
+      const read = readValue('pages', r.value);
+      return read.ok ? read.value : { unreadable: read.reason };
+    }
   }
   return null;
 }
@@ -58,7 +63,8 @@ export async function tailCommand(logical: string, flags: TailFlags, out: (line:
           for (const r of batch) {
             next.set(p.partition, r.offset + 1);
             if (!r.value) continue;
-            const value = JSON.parse(r.value.toString('utf8')) as Record<string, unknown>;
+            const read = readValue(logical, r.value);
+            const value = (read.ok ? read.value : { partition: r.partition, offset: r.offset, unreadable: read.reason }) as Record<string, unknown>;
             const pointer = value.page as Pointer | undefined;
             const record = flags.withPage && pointer ? { ...value, pageRecord: await readOne(transport, pointer) } : value;
             out(JSON.stringify(record));

@@ -1,50 +1,9 @@
 /**
- * Content handling that needs no network: which types are worth a body, binary detection, and
- * charset sniffing/decoding (WHATWG order for HTML: BOM, transport charset, <meta>, windows-1252).
+ * Content handling that needs no network: which types are worth a body and binary detection. The
+ * body is kept as bytes; decoding its charset is the parser's business (services/parser/charset.ts).
  */
-import { getEncoding } from 'encoding-sniffer';
-import iconv from 'iconv-lite';
-
-/** How a body is decoded: HTML rules, plain text (robots.txt) or XML (sitemaps, feeds). */
-export type TextKind = 'html' | 'text' | 'xml';
-
-const TEXT_TYPES: ReadonlyMap<string, TextKind> = new Map([
-  ['text/html', 'html'],
-  ['application/xhtml+xml', 'html'],
-  ['text/plain', 'text'],
-  ['application/xml', 'xml'],
-  ['text/xml', 'xml'],
-  ['application/rss+xml', 'xml'],
-  ['application/atom+xml', 'xml'],
-]);
-
-export interface ParsedContentType {
-  /** Lower-case `type/subtype`, parameters dropped. */
-  essence: string;
-  /** The charset parameter as written, unquoted. */
-  charset?: string;
-}
-
-const CHARSET_PARAM = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i;
-
-export function parseContentType(value: string | undefined): ParsedContentType | undefined {
-  if (value === undefined) return undefined;
-  const semi = value.indexOf(';');
-  const essence = (semi < 0 ? value : value.slice(0, semi)).trim().toLowerCase();
-  if (essence.length === 0) return undefined;
-  const out: ParsedContentType = { essence: essence.length > 256 ? essence.slice(0, 256) : essence };
-  if (semi >= 0) {
-    const m = CHARSET_PARAM.exec(value);
-    const cs = m?.[1] ?? m?.[2];
-    if (cs) out.charset = cs.trim();
-  }
-  return out;
-}
-
-/** The text kind of a content type, or undefined for types whose body is not kept. */
-export function textKindOf(essence: string): TextKind | undefined {
-  return TEXT_TYPES.get(essence);
-}
+export { parseContentType, textKindOf } from '../shared/content-type.ts';
+export type { ParsedContentType, TextKind } from '../shared/content-type.ts';
 
 /** Bytes of decoded body inspected by looksBinary. */
 export const BINARY_SNIFF_BYTES = 1024;
@@ -69,39 +28,4 @@ export function looksBinary(buf: Uint8Array, declaredCharset?: string): boolean 
     if (b !== 0x09 && b !== 0x0a && b !== 0x0c && b !== 0x0d && b !== 0x1b) controls++;
   }
   return controls * 10 > n;
-}
-
-/** Picks the encoding of a body: returns a WHATWG encoding name (e.g. `UTF-8`, `Shift_JIS`). */
-export function sniffEncoding(buf: Buffer, kind: TextKind, transportLabel: string | undefined): string {
-  if (kind === 'html') {
-    return getEncoding(buf, { transportLayerEncodingLabel: transportLabel, defaultEncoding: 'windows-1252' });
-  }
-  if (kind === 'xml') {
-    // The sniffer also reads <?xml encoding="..."?>; XML without any declaration is UTF-8.
-    return getEncoding(buf, { transportLayerEncodingLabel: transportLabel, defaultEncoding: 'UTF-8' });
-  }
-  // Plain text (robots.txt, RFC 9309: UTF-8): only a BOM or the header may say otherwise, so the
-  // sniffer sees just the first bytes and never hunts for <meta> in a text file.
-  return getEncoding(buf.subarray(0, 3), { transportLayerEncodingLabel: transportLabel, defaultEncoding: 'UTF-8', maxBytes: 3 });
-}
-
-export interface DecodedText {
-  text: string;
-  /** Encoding actually used. */
-  charset: string;
-}
-
-/** Decodes with iconv-lite (BOM stripped); falls back to the platform decoder, then windows-1252/UTF-8. */
-export function decodeText(buf: Buffer, encoding: string): DecodedText {
-  if (encoding === 'UTF-8') {
-    const start = buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
-    return { text: buf.toString('utf8', start), charset: 'UTF-8' };
-  }
-  if (iconv.encodingExists(encoding)) return { text: iconv.decode(buf, encoding), charset: encoding };
-  try {
-    return { text: new TextDecoder(encoding).decode(buf), charset: encoding };
-  } catch {
-    // Labels like `replacement` (WHATWG's catch-all for unsafe encodings) have no real decoder.
-    return { text: buf.toString('utf8'), charset: 'UTF-8' };
-  }
 }

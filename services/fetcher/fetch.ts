@@ -17,10 +17,11 @@ import type { Dispatcher } from 'undici';
 import pkg from '../../package.json' with { type: 'json' };
 import { SCHEMA_VERSION } from '../../schemas/common.ts';
 import type { FrontierRecord } from '../../schemas/frontier.ts';
+import { MAX_PAGE_HEADERS, MAX_PAGE_HEADER_VALUE } from '../../schemas/pages.ts';
 import type { PageRecord } from '../../schemas/pages.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { clockDuration, systemClock } from '../runtime/clock.ts';
-import { BINARY_SNIFF_BYTES, decodeText, looksBinary, parseContentType, sniffEncoding, textKindOf } from './decode.ts';
+import { BINARY_SNIFF_BYTES, looksBinary, parseContentType, textKindOf } from './decode.ts';
 import type { TextKind } from './decode.ts';
 import { AddressPolicy } from './address-policy.ts';
 import type { AddressSource } from './address-policy.ts';
@@ -158,7 +159,7 @@ export function fetchTimeouts(totalSeconds: number): Pick<FetcherOptions, 'total
   return { totalTimeoutMs: total, headersTimeoutMs: Math.min(DEFAULTS.headersTimeoutMs, total), connectTimeoutMs: Math.min(DEFAULTS.connectTimeoutMs, total) };
 }
 
-/** Response headers copied into the record. */
+/** Response headers always copied first, so a flood of other headers cannot push them out. */
 const KEPT_HEADERS = [
   'content-type',
   'content-length',
@@ -171,7 +172,7 @@ const KEPT_HEADERS = [
   'content-language',
   'server',
 ] as const;
-const MAX_HEADER_VALUE = 2048;
+const MAX_HEADER_VALUE = MAX_PAGE_HEADER_VALUE;
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 /** Longest redirect target passed on (the URL limit of every topic record). */
@@ -188,10 +189,34 @@ function ms(x: number): number {
   return Math.round(x * 1000) / 1000;
 }
 
-function headerValue(v: string | string[] | undefined): string | undefined {
+function headerValue(v: string | string[] | undefined, separator = ', '): string | undefined {
   if (v === undefined) return undefined;
-  const s = typeof v === 'string' ? v : v.join(', ');
+  const s = typeof v === 'string' ? v : v.join(separator);
   return truncateText(s, MAX_HEADER_VALUE);
+}
+
+/** The response headers a page keeps: the important ones first, then the rest, at most MAX_PAGE_HEADERS. */
+function keptHeaders(headers: Record<string, string | string[] | undefined>, location: string | undefined): Record<string, string> {
+  const kept: Record<string, string> = {};
+  let count = 0;
+  for (const name of KEPT_HEADERS) {
+    const v = headerValue(name === 'location' ? location : headers[name]);
+    if (v !== undefined) {
+      kept[name] = v;
+      count++;
+    }
+  }
+  for (const name in headers) {
+    if (count >= MAX_PAGE_HEADERS) break;
+    const lower = name.toLowerCase();
+    if (Object.hasOwn(kept, lower)) continue;
+    // Cookies cannot be joined with commas (their dates contain them).
+    const v = headerValue(headers[name], lower === 'set-cookie' ? '\n' : ', ');
+    if (v === undefined) continue;
+    kept[lower] = v;
+    count++;
+  }
+  return kept;
 }
 
 /** A zlib header: CM = 8 and the check bits; otherwise the server sent raw deflate. */
@@ -248,8 +273,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   headers: Record<string, string> = {};
   location: string | undefined;
   contentType: string | undefined;
-  charset: string | undefined;
-  body: string | undefined;
+  /** Body bytes after content decoding, charset untouched (the parser decodes text). */
+  body: Buffer | undefined;
   truncated = false;
   bytes = 0;
   decodedBytes = 0;
@@ -268,7 +293,6 @@ class Exchange implements Dispatcher.DispatchHandler {
   /** undici is finished with us (completed, failed or aborted by us). */
   private netDone = false;
   private mode: Mode = 'discard';
-  private kind: TextKind = 'html';
   private declaredCharset: string | undefined;
   private encoding: 'identity' | 'gzip' | 'deflate' | 'br' = 'identity';
   private decoder: Transform | undefined;
@@ -354,11 +378,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     const loc = headers.location;
     const rawLocation = typeof loc === 'string' ? loc : loc?.[0];
     this.location = rawLocation !== undefined ? decodeHeaderUtf8(rawLocation) : undefined;
-    const kept: Record<string, string> = {};
-    for (const name of KEPT_HEADERS) {
-      const v = headerValue(name === 'location' ? this.location : headers[name]);
-      if (v !== undefined) kept[name] = v;
-    }
+    const kept = keptHeaders(headers, this.location);
     this.headers = kept;
     const conn = headerValue(headers.connection);
     this.closed = conn !== undefined && /(?:^|,)\s*close\s*(?:,|$)/i.test(conn);
@@ -378,7 +398,6 @@ class Exchange implements Dispatcher.DispatchHandler {
       return;
     }
     this.mode = 'collect';
-    this.kind = kind;
     if (declared !== undefined && declared > o.maxBodyBytes && o.oversize === 'error') {
       this.fail('MEGURI_ERR_BODY_TOO_LARGE', `content-length ${declared} exceeds the ${o.maxBodyBytes}-byte cap`);
       return;
@@ -509,15 +528,8 @@ class Exchange implements Dispatcher.DispatchHandler {
         return;
       }
     }
-    try {
-      const decoded = decodeText(buf, sniffEncoding(buf, this.kind, this.declaredCharset));
-      this.body = decoded.text;
-      this.charset = decoded.charset;
-    } catch (err) {
-      // Runs inside undici and zlib callbacks, where a throw would leave the fetch unsettled.
-      this.fail('MEGURI_ERR_INTERNAL', `decoding the body failed: ${errorMessage(err)}`);
-      return;
-    }
+    // The chunks may be views into undici's or zlib's pooled memory: the record keeps its own copy.
+    this.body = chunks.length === 1 ? Buffer.from(buf) : buf;
     this.settle();
   }
 
@@ -525,7 +537,6 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     this.error = { code, message };
     this.body = undefined;
-    this.charset = undefined;
     this.stopNetwork();
     this.settle();
   }
@@ -827,10 +838,7 @@ class FetcherCore implements Fetcher {
       if (ex.serverIp !== undefined && ex.serverIp.length <= 64) rec.serverIp = ex.serverIp;
       if (ex.reused !== undefined) rec.connectionReused = ex.reused;
       if (ex.closed !== undefined) rec.connectionClosed = ex.closed;
-      if (error === undefined && ex.body !== undefined) {
-        rec.body = ex.body;
-        if (ex.charset !== undefined && ex.charset.length <= 64) rec.charset = ex.charset;
-      }
+      if (error === undefined && ex.body !== undefined) rec.body = ex.body;
       this.counters.wireBytes += ex.bytes;
       this.counters.decodedBytes += ex.decodedBytes;
     }

@@ -6,7 +6,7 @@
  * The file's bytes are decoded like a browser would without HTTP headers: a BOM wins, then the
  * charset of `contentType` when given, then `<meta charset>`/`http-equiv` in the first 1024
  * bytes, else UTF-8. The MD5 is taken over the decoded text as UTF-8, the same way the crawler
- * hashes the decoded bodies it stores in `pages` (for a UTF-8 file without BOM: the file's MD5).
+ * hashes the HTML bodies it decodes from `pages` (for a UTF-8 file without BOM: the file's MD5).
  */
 import { readFile } from 'node:fs/promises';
 import { getEncoding } from 'encoding-sniffer';

@@ -45,6 +45,7 @@ import { MAX_REDIRECT_HOPS } from '../../schemas/frontier.ts';
 import type { RedirectHop } from '../../schemas/frontier.ts';
 import { SCHEMA_VERSION } from '../../schemas/common.ts';
 import { extractPage, parseRobotsDirectives, type Extracted, type ExtractOptions } from './extract.ts';
+import { pageText } from './charset.ts';
 import { md5Hex, simhash } from '../shared/fingerprint.ts';
 import { hostOf, isDynamicUrl, normalizeUrl, siteOf } from '../shared/url.ts';
 import { pageLanguage } from './language.ts';
@@ -78,10 +79,15 @@ const MAX_ANCHOR = 512;
 const HTML_TYPES = /^\s*(?:text\/html|application\/xhtml\+xml)\s*(?:;|$)/i;
 const HTML_SNIFF = /^\s*(?:<!--[\s\S]*?-->\s*)*<(?:!doctype\s+html|html|head|body)[\s>]/i;
 
-/** HTML by Content-Type, or by the first bytes when the server sent none. */
-export function isHtml(contentType: string | undefined, body: string | undefined): boolean {
+/**
+ * HTML by Content-Type, or by the first bytes when the server sent none. Bytes are sniffed as
+ * Latin-1: the markup looked for is ASCII, so any ASCII-compatible charset reads the same.
+ */
+export function isHtml(contentType: string | undefined, body: string | Uint8Array | undefined): boolean {
   if (contentType !== undefined && contentType.trim() !== '') return HTML_TYPES.test(contentType);
-  return body !== undefined && HTML_SNIFF.test(body.slice(0, 1024).replace(/^\uFEFF/, ''));
+  if (body === undefined) return false;
+  const head = typeof body === 'string' ? body.slice(0, 1024) : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('latin1', 0, 1024);
+  return HTML_SNIFF.test(head.replace(/^(?:\uFEFF|\u00EF\u00BB\u00BF)/, ''));
 }
 
 /** Classifies a fetch by its status and error; see the module comment for the table. */
@@ -190,7 +196,7 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
 
   if (req.reason === 'robots') {
     const robots: NonNullable<OutcomeLink['robots']> = { status: page.status };
-    if (result === 'ok' && page.body !== undefined) robots.body = page.body;
+    if (result === 'ok' && page.body !== undefined) robots.body = pageText(page)?.text ?? '';
     if (page.error !== undefined) robots.errorCode = page.error.code;
     outcome.robots = robots;
     return { outcome, links: [] };
@@ -201,11 +207,12 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
     if (v !== undefined) outcome.validators = v;
   }
   if ((req.reason === 'sitemap' || req.reason === 'feed') && result === 'ok') return sourceRecords(page, outcome, opts);
+  // Content that is not HTML is never decoded: its MD5 is over the bytes as sent.
   if (result === 'not-html' && page.body !== undefined) outcome.md5 = md5Hex(page.body);
   if (result === 'redirect') return redirectRecords(page, outcome, opts);
   if (result !== 'ok') return { outcome, links: [] };
 
-  const body = page.body ?? '';
+  const body = pageText(page)?.text ?? '';
   const ex = extractPage(body, page.finalUrl, opts);
   const header = parseXRobotsTag(page.headers['x-robots-tag'], botToken);
   const noindex = ex.noindex || header.noindex;

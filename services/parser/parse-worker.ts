@@ -12,7 +12,8 @@ const options: OutcomeOptions = (workerData as OutcomeOptions | null) ?? {};
 
 interface Job {
   id: number;
-  page: PageRecord;
+  /** Structured cloning hands a Buffer over as a plain Uint8Array. */
+  page: Omit<PageRecord, 'body'> & { body?: Uint8Array };
   pointer?: RecordPointer;
 }
 
@@ -21,7 +22,9 @@ const detectorReady = loadLanguageDetector();
 parentPort?.on('message', async (job: Job) => {
   await detectorReady;
   try {
-    const { outcome, links } = pageToRecords(job.page, job.pointer, options);
+    const { body, ...fields } = job.page;
+    const page: PageRecord = body === undefined ? fields : { ...fields, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
+    const { outcome, links } = pageToRecords(page, job.pointer, options);
     parentPort!.postMessage({ id: job.id, outcome, links });
   } catch (err) {
     parentPort!.postMessage({ id: job.id, error: (err as Error).message });

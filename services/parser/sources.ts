@@ -23,6 +23,7 @@ import { md5Hex } from '../shared/fingerprint.ts';
 import { hostOf, siteOf, type NormalizeOptions } from '../shared/url.ts';
 import { parseSitemap } from './sitemap.ts';
 import { parseFeed } from './feed.ts';
+import { pageText } from './charset.ts';
 
 /** Item id hashes carried on a feed outcome at most (the newest ones, as the feed lists them). */
 export const MAX_ITEM_IDS = 500;
@@ -43,7 +44,7 @@ export function itemIdHash(id: string): string {
 
 export function sourceRecords(page: PageRecord, outcome: OutcomeLink, opts: NormalizeOptions): { outcome: OutcomeLink; links: DiscoveredLink[] } {
   const req = page.request;
-  const body = page.body ?? '';
+  const body = pageText(page)?.text ?? '';
   outcome.md5 = md5Hex(body);
   const latest = page.fetchedAt + FUTURE_SLACK_MS;
   const entries: Entry[] = [];

@@ -10,9 +10,21 @@ export interface TopicConfigDefinition {
   readonly config: Record<string, string>;
 }
 
+/**
+ * How a topic's values become bytes and back, for topics whose records are not plain JSON (a page
+ * carries its body as raw bytes). `decode` throws on a value it cannot read: the record is then
+ * dead-lettered with MEGURI_ERR_DECODE. Schema validation still runs on what it returns.
+ */
+export interface ValueCodec {
+  encode(value: unknown): Buffer;
+  decode(raw: Buffer): unknown;
+}
+
 export interface TopicCatalog {
   /** Schema of each logical input topic; a topic without one passes JSON through unchecked. */
   schema(logical: string): z.ZodType | undefined;
+  /** Value codec of a logical topic; topics without one are UTF-8 JSON. */
+  codec?(logical: string): ValueCodec | undefined;
   /** Partition count and Kafka configs of a logical topic (physical name chosen by the runtime). */
   topic(logical: string): { readonly partitions: number; readonly config: Record<string, string> };
   /** Name and configs of the changelog of a store of a group. */

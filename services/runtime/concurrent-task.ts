@@ -106,6 +106,7 @@ export class ConcurrentTask<In> {
     this.topic = batch.topic;
     const logical = this.host.logicalOf(batch.topic) ?? batch.topic;
     const schema = this.host.catalog.schema(logical);
+    const codec = this.host.catalog.codec?.(logical);
     for (const record of batch.records) {
       while (this.isRunning && this.full()) await new Promise<void>((r) => this.waiters.push(r));
       // Records not dispatched stay uncommitted; the next owner (or this one after a re-open) reads them again.
@@ -114,7 +115,7 @@ export class ConcurrentTask<In> {
       this.dispatchedEnd = record.offset + 1;
       if (this.committedEnd < 0) this.committedEnd = record.offset;
       this.host.metrics.recordsIn.inc({ topic: batch.topic });
-      const v = validateInput<In>(schema, record);
+      const v = validateInput<In>(schema, record, codec);
       if (!v.ok) {
         const out: OutRecord[] = [];
         this.host.emitter.deadLetter(out, record, record.key, record.value, v.code, v.reason);

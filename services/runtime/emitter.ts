@@ -52,14 +52,16 @@ export class OutputEmitter {
     if (!this.allowed.has(topic)) {
       throw new ServiceDefinitionError('MEGURI_ERR_UNDECLARED_TOPIC', `${s.service} may not emit to "${topic}"; declared outputs: ${[...this.allowed].join(', ')}`);
     }
-    let encoded = Buffer.from(JSON.stringify(value), 'utf8');
+    const codec = s.catalog.codec?.(topic);
+    const encode = (v: unknown): Buffer => (codec !== undefined ? codec.encode(v) : Buffer.from(JSON.stringify(v), 'utf8'));
+    let encoded = encode(value);
     const max = this.maxBytesOf(topic);
     let size = recordSize(key, encoded, options.headers);
     if (size > max) {
       const reason = `${size}-byte record exceeds the ${max}-byte max.message.bytes of topic ${s.physical(topic)}`;
       const smaller = s.catalog.shrink?.(topic, value, max - (size - encoded.length) - 1024, reason);
       if (smaller !== undefined) {
-        encoded = Buffer.from(JSON.stringify(smaller), 'utf8');
+        encoded = encode(smaller);
         size = recordSize(key, encoded, options.headers);
       }
       if (size > max) {

@@ -16,7 +16,7 @@ export { TestDriver } from './test-driver.ts';
 export type { TestDriverOptions, TestInput, TestOutput, TestStore, TestFailure } from './test-driver.ts';
 export type { DeadLetterValue } from './deadletter.ts';
 export type { ServiceDefinition, Processor, ProcessorContext, InputRecord, Cancellable, EmitOptions, RecordProcessor, RecordContext, Emitter, TopicRecordMap, StoreDeclaration } from './processor.ts';
-export type { TopicCatalog, TopicConfigDefinition } from './catalog.ts';
+export type { TopicCatalog, TopicConfigDefinition, ValueCodec } from './catalog.ts';
 export { DEFAULT_MAX_MESSAGE_BYTES } from './catalog.ts';
 export { MeguriError, TaskMigratedError, TransientError, RecordTooLargeError, IllegalTaskStateError, FatalServiceError, ServiceDefinitionError, classifyError, isMeguriError } from './errors.ts';
 export type { Recovery, ErrorStage } from './errors.ts';

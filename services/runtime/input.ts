@@ -1,12 +1,20 @@
 /** Decoding and validating consumed records against the catalog's schema of their topic. */
 import type { z } from 'zod';
+import type { ValueCodec } from './catalog.ts';
 import type { InputRecord } from './processor.ts';
 import type { LogRecord } from './transport.ts';
 
 export type Validated<In> = { ok: true; input: InputRecord<In> } | { ok: false; code: string; reason: string };
 
-function decodeValue(value: Buffer | null): { ok: true; value: unknown } | { ok: false; reason: string } {
+function decodeValue(value: Buffer | null, codec: ValueCodec | undefined): { ok: true; value: unknown } | { ok: false; reason: string } {
   if (value === null) return { ok: false, reason: 'null value (tombstone) on a data topic' };
+  if (codec !== undefined) {
+    try {
+      return { ok: true, value: codec.decode(value) };
+    } catch (err) {
+      return { ok: false, reason: (err as Error).message };
+    }
+  }
   try {
     return { ok: true, value: JSON.parse(value.toString('utf8')) as unknown };
   } catch (err) {
@@ -14,8 +22,8 @@ function decodeValue(value: Buffer | null): { ok: true; value: unknown } | { ok:
   }
 }
 
-export function validateInput<In>(schema: z.ZodType | undefined, record: LogRecord): Validated<In> {
-  const decoded = decodeValue(record.value);
+export function validateInput<In>(schema: z.ZodType | undefined, record: LogRecord, codec?: ValueCodec): Validated<In> {
+  const decoded = decodeValue(record.value, codec);
   if (!decoded.ok) return { ok: false, code: 'MEGURI_ERR_DECODE', reason: decoded.reason };
   if (!schema) return { ok: true, input: { ...record, value: decoded.value as In } };
   const parsed = schema.safeParse(decoded.value);

@@ -217,7 +217,7 @@ export class Task<In> implements ProcessorContext {
 
   private toInput(record: LogRecord): ReturnType<typeof validateInput<In>> {
     const logical = this.host.logicalOf(record.topic) ?? record.topic;
-    return validateInput<In>(this.host.catalog.schema(logical), record);
+    return validateInput<In>(this.host.catalog.schema(logical), record, this.host.catalog.codec?.(logical));
   }
 
   private async runBatch(batch: ConsumedBatch): Promise<void> {

@@ -99,6 +99,8 @@ export interface SpecialPageShares {
   gzipBomb?: number;
   /** Body that trickles forever (`/slow/<n>.html`). */
   slowBody?: number;
+  /** Exact copies: every such page of the web serves the same bytes, a shared notice page without links (`/copy/<n>.html`). */
+  duplicate?: number;
   /** Share of ordinary HTML pages that also carry unusable hrefs (`http://[::1`, `javascript:`, `mailto:`...). Not a page kind. */
   invalidLinks?: number;
 }
@@ -167,7 +169,8 @@ export type PageKind =
   | 'binary'
   | 'huge'
   | 'bomb'
-  | 'trickle';
+  | 'trickle'
+  | 'duplicate';
 
 /** One `<a href>` of a page. */
 export interface Link {
@@ -199,7 +202,7 @@ export type Resource =
     }
   | { type: 'calendar'; host: number; date: string; path: string; links: Link[] }
   | { type: 'redirect'; host: number; path: string; status: 301 | 302; to: { host: number; path: string }; absolute: boolean }
-  | { type: 'binary'; host: number; page: number; kind: 'png' | 'pdf' | 'binary' | 'huge' | 'bomb' | 'trickle'; path: string }
+  | { type: 'binary'; host: number; page: number; kind: 'png' | 'pdf' | 'binary' | 'huge' | 'bomb' | 'trickle' | 'duplicate'; path: string }
   | { type: 'gone'; host: number; page: number; path: string; status: 404 | 410 }
   | { type: 'notfound'; host: number; path: string };
 
@@ -262,6 +265,7 @@ const SPECIAL_ORDER: [keyof SpecialPageShares, PageKind][] = [
   ['huge', 'huge'],
   ['gzipBomb', 'bomb'],
   ['slowBody', 'trickle'],
+  ['duplicate', 'duplicate'],
 ];
 
 /**
@@ -563,6 +567,8 @@ export class SimWebModel {
         return `/bomb/${n}.html`;
       case 'trickle':
         return `/slow/${n}.html`;
+      case 'duplicate':
+        return `/copy/${n}.html`;
       default:
         break;
     }
@@ -577,7 +583,7 @@ export class SimWebModel {
   /** Page number that `pathOf` maps to `path`, if any. */
   pageOfPath(host: number, path: string): number | undefined {
     if (path === '/') return 0;
-    const m = /^\/(?:p|d|cgi|private\d|img|doc|bin|big|bomb|slow|go|loop)\/(0|[1-9][0-9]*)(?:\.\w+|\/a)?\/?$|^\/item\?id=(0|[1-9][0-9]*)$/.exec(path);
+    const m = /^\/(?:p|d|cgi|private\d|img|doc|bin|big|bomb|slow|go|loop|copy)\/(0|[1-9][0-9]*)(?:\.\w+|\/a)?\/?$|^\/item\?id=(0|[1-9][0-9]*)$/.exec(path);
     if (m === null) return undefined;
     const n = Number(m[1] ?? m[2]);
     if (!(n >= 1 && n < this.pagesOf(host))) return undefined;

@@ -259,6 +259,11 @@ export function smallHtml(title: string, text: string): Buffer {
   return Buffer.from(`<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><p>${text}</p></body></html>\n`);
 }
 
+/** The body of every `duplicate` page: the same bytes on every host, so exact-duplicate detection has work. */
+export function duplicateHtml(): Buffer {
+  return smallHtml('Terms of use', 'These terms apply to every page of this site and of its partner sites. By reading on, you accept the terms of use of the network.');
+}
+
 // ------------------------------------------------------------------ binary bodies
 
 const CRC_TABLE = (() => {

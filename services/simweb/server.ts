@@ -30,6 +30,7 @@ import {
   renderHref,
   renderPage,
   smallHtml,
+  duplicateHtml,
   type RenderedPage,
 } from './render.ts';
 import type { RobotsResponse } from './robots.ts';
@@ -676,7 +677,7 @@ export class SimWeb {
     res: ServerResponse,
     entry: AccessLogEntry,
     host: number,
-    kind: 'png' | 'pdf' | 'binary' | 'huge' | 'bomb' | 'trickle',
+    kind: 'png' | 'pdf' | 'binary' | 'huge' | 'bomb' | 'trickle' | 'duplicate',
     page: number,
     path: string,
   ): void | Promise<void> {
@@ -695,6 +696,8 @@ export class SimWeb {
         return this.serveBomb(req, res, entry);
       case 'trickle':
         return this.trickle(req, res, entry);
+      case 'duplicate':
+        return this.send(req, res, entry, { status: 200, contentType: 'text/html; charset=utf-8', body: duplicateHtml(), compressible: true, validators });
     }
   }
 

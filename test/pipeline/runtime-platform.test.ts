@@ -12,7 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { StreamService, partitionForKey } from '../../services/runtime/index.ts';
 import type { Transport, TopicPartition, GroupMember, OutRecord } from '../../services/runtime/index.ts';
-import { SCHEMA_VERSION, linksRecord, deadletterRecord } from '../../schemas/index.ts';
+import { SCHEMA_VERSION, linksRecord, deadletterRecord, encodePageRecord } from '../../schemas/index.ts';
+import type { PageRecord } from '../../schemas/index.ts';
+import { parserService } from '../../services/parser/service.ts';
 import { counterService } from './fixtures/counter-service.ts';
 import { transportKinds, openTransport, tempDir, removeDir, uniquePrefix, waitFor, readAll } from '../support/transports.ts';
 import type { TransportKind } from '../support/transports.ts';
@@ -193,6 +195,51 @@ for (const kind of transportKinds) {
       assert.equal(dlCount, 2, 'the dead-letter counter counts both');
       await service.stop();
     });
+
+    for (const workers of [0, 1]) {
+      it(`the parser${workers > 0 ? ' with a parse pool' : ''} reads framed pages and dead-letters the ones it cannot read, bytes intact`, async () => {
+        const prefix = uniquePrefix();
+        const parser = parserService({ workers });
+        const service = new StreamService(parser, { transport, catalog: crawlCatalog, dataDir: tempDir(), topicPrefix: prefix, partitions: 1 });
+        await service.start();
+        await service.ready();
+        const url = 'http://a.test/p';
+        const page: PageRecord = {
+          v: SCHEMA_VERSION,
+          request: { v: SCHEMA_VERSION, requestId: 'r1', url, host: 'a.test', reason: 'new', score: 0, depth: 0, cgiHops: 0, attempt: 1, issuedAt: 1 },
+          finalUrl: url,
+          redirects: [],
+          status: 200,
+          headers: { 'content-type': 'text/html; charset=iso-8859-1' },
+          contentType: 'text/html',
+          body: Buffer.from('<title>caf\xe9</title><a href="/q">q</a>', 'latin1'),
+          bodyTruncated: false,
+          bytes: 40,
+          decodedBytes: 40,
+          timing: { startedAt: 1, totalMs: 1 },
+          fetchedAt: 2,
+        };
+        const good = encodePageRecord(page);
+        const cutShort = good.subarray(0, good.length - 3);
+        const garbage = Buffer.from([0x4d, 0x47, 0x50, 0x01, 0xff, 0x00, 0x00, 0x00, 0x80, 0x81]);
+        const badHeader = encodePageRecord({ ...page, status: -5 });
+        await transport.send([good, cutShort, garbage, badHeader].map((value) => ({ topic: `${prefix}pages`, key: 'a.test', value })));
+        await waitFor('the good page parsed', async () => (await readAll(transport, `${prefix}links`)).length === 2, 60_000);
+        const links = (await readAll(transport, `${prefix}links`)).map((r) => linksRecord.parse(JSON.parse(r.value!)));
+        const outcome = links.find((l) => l.type === 'outcome');
+        assert.ok(outcome?.type === 'outcome');
+        assert.equal(outcome.title, 'café', 'the parser decoded the Latin-1 bytes');
+        await waitFor('three dead letters', async () => (await readAll(transport, `${prefix}deadletter`)).length === 3, 60_000);
+        const dead = (await readAll(transport, `${prefix}deadletter`)).map((r) => deadletterRecord.parse(JSON.parse(r.value!)));
+        assert.deepEqual(dead.map((d) => d.code).sort(), ['MEGURI_ERR_DECODE', 'MEGURI_ERR_DECODE', 'MEGURI_ERR_SCHEMA']);
+        const short = dead.find((d) => /declares \d+ body bytes/.test(d.reason));
+        assert.ok(short, dead.map((d) => d.reason).join(' | '));
+        assert.equal(short.valueEncoding, 'base64');
+        assert.ok(Buffer.from(short.value, 'base64').equals(cutShort), 'the dead letter keeps the exact bytes');
+        await service.stop();
+        await parser.close();
+      });
+    }
 
     it('survives kill -9 in the middle of a batch: no committed record lost, no output duplicated', async () => {
       const prefix = uniquePrefix();

@@ -51,7 +51,20 @@ export async function waitFor(what: string, fn: () => Promise<boolean> | boolean
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
-/** All records of a topic, every partition, in offset order per partition. */
+/** All records of a topic with their values as bytes (for `pages`: decode with decodePageRecord). */
+export async function readAllBytes(transport: Transport, topic: string): Promise<{ partition: number; offset: number; key: string | null; value: Buffer | null; timestamp: number }[]> {
+  const desc = await transport.describeTopic(topic);
+  if (!desc) return [];
+  const out: { partition: number; offset: number; key: string | null; value: Buffer | null; timestamp: number }[] = [];
+  for (const p of desc.partitions) {
+    for await (const chunk of transport.readPartition(topic, p.partition, p.low, p.high)) {
+      for (const r of chunk) out.push({ partition: r.partition, offset: r.offset, key: r.key, value: r.value, timestamp: r.timestamp });
+    }
+  }
+  return out;
+}
+
+/** All records of a topic, every partition, in offset order per partition (values as UTF-8 text). */
 export async function readAll(transport: Transport, topic: string): Promise<{ partition: number; offset: number; key: string | null; value: string | null; timestamp: number }[]> {
   const desc = await transport.describeTopic(topic);
   if (!desc) return [];

@@ -22,6 +22,12 @@ import { isRetryable } from '../../services/fetcher/errors.ts';
 import { ScaledClock } from '../../services/runtime/clock.ts';
 import { registerFetcherMetrics } from '../../services/fetcher/metrics.ts';
 import { Registry } from 'prom-client';
+import { pageText } from '../../services/parser/charset.ts';
+
+/** The body as the parser will read it (the fetcher keeps bytes; charset decoding is the parser's). */
+const text = (rec: PageRecord): string => pageText(rec)?.text ?? '';
+/** The charset the parser decodes the body with. */
+const charsetOf = (rec: PageRecord): string | undefined => pageText(rec)?.charset;
 
 const RESOLVE = ['*.test.local=127.0.0.1', 'a.ip2.local=127.0.0.2', 'b.ip2.local=127.0.0.2'];
 
@@ -307,8 +313,8 @@ describe('fetcher', () => {
     assert.equal(rec.error, undefined);
     assert.equal(rec.status, 200);
     assert.equal(rec.finalUrl, `${base}/page`);
-    assert.equal(rec.body, PAGE);
-    assert.equal(rec.charset, 'UTF-8');
+    assert.equal(text(rec), PAGE);
+    assert.equal(charsetOf(rec), 'UTF-8');
     assert.equal(rec.contentType, 'text/html');
     assert.equal(rec.bytes, Buffer.byteLength(PAGE));
     assert.equal(rec.decodedBytes, Buffer.byteLength(PAGE));
@@ -317,7 +323,7 @@ describe('fetcher', () => {
     assert.equal(rec.headers['server'], 'test/1');
     assert.equal(rec.headers['x-robots-tag'], 'noarchive');
     assert.equal(rec.headers['content-type'], 'text/html; charset=utf-8');
-    assert.equal(rec.headers['x-other'], undefined);
+    assert.equal(rec.headers['x-other'], 'dropped', 'every response header is kept (bounded), not only the ones the crawler reads');
     assert.equal(rec.request.requestId.startsWith('req-'), true);
     assert.ok(rec.timing.totalMs >= (rec.timing.ttfbMs ?? 0));
     assert.ok(rec.timing.dnsMs !== undefined && rec.timing.connectMs !== undefined && rec.timing.ttfbMs !== undefined);
@@ -358,7 +364,7 @@ describe('fetcher', () => {
   it('sends the host name as Host, plus User-Agent, Accept and Accept-Encoding', async () => {
     const f = fetcher({ contact: 'https://crawler.test.local/about' });
     const rec = await get(f, `${base}/echo`);
-    assert.match(rec.body ?? '', new RegExp(`host=www\\.test\\.local:${main.port}`));
+    assert.match(text(rec), new RegExp(`host=www\\.test\\.local:${main.port}`));
     const h = seenHeaders.at(-1);
     assert.ok(h);
     assert.match(h['user-agent'] ?? '', /^meguri\/\d+\.\d+\.\d+ \(\+https:\/\/crawler\.test\.local\/about\)$/);
@@ -585,7 +591,7 @@ describe('fetcher', () => {
     assert.equal(rec.bodyTruncated, true);
     assert.equal(rec.decodedBytes, 1024 * 1024);
     assert.equal(rec.body?.length, 1024 * 1024);
-    assert.ok(rec.body?.startsWith('<!doctype html>'));
+    assert.ok(text(rec).startsWith('<!doctype html>'));
 
     const g = fetcher({ maxBodyBytes: 1024 * 1024, oversize: 'error' });
     const err = await get(g, `${base}/big`);
@@ -599,7 +605,7 @@ describe('fetcher', () => {
       const f = fetcher();
       const rec = await get(f, base + path);
       assert.equal(rec.error, undefined);
-      assert.equal(rec.body, PAGE);
+      assert.equal(text(rec), PAGE);
       assert.equal(rec.decodedBytes, Buffer.byteLength(PAGE));
       assert.ok(rec.bytes < rec.decodedBytes);
     });
@@ -631,47 +637,48 @@ describe('fetcher', () => {
   it('decodes the charset from the Content-Type header (ISO-8859-1)', async () => {
     const f = fetcher();
     const rec = await get(f, `${base}/latin1`);
-    assert.match(rec.body ?? '', /café naïve/);
-    assert.equal(rec.charset, 'windows-1252'); // WHATWG maps the ISO-8859-1 label here
+    assert.match(text(rec), /café naïve/);
+    assert.equal(charsetOf(rec), 'windows-1252'); // WHATWG maps the ISO-8859-1 label here
+    assert.ok(rec.body?.includes(Buffer.from('café naïve', 'latin1')), 'the record keeps the bytes the server sent');
   });
 
   it('decodes Shift_JIS from <meta charset> and from the header', async () => {
     const f = fetcher();
     const meta = await get(f, `${base}/sjis`);
-    assert.equal(meta.charset, 'Shift_JIS');
-    assert.match(meta.body ?? '', /日本語のページ/);
+    assert.equal(charsetOf(meta), 'Shift_JIS');
+    assert.match(text(meta), /日本語のページ/);
     const header = await get(f, `${base}/sjis-header`);
-    assert.equal(header.charset, 'Shift_JIS');
-    assert.match(header.body ?? '', /テスト/);
+    assert.equal(charsetOf(header), 'Shift_JIS');
+    assert.match(text(header), /テスト/);
   });
 
   it('lets a UTF-8 BOM override the header charset and strips it', async () => {
     const f = fetcher();
     const rec = await get(f, `${base}/bom`);
-    assert.equal(rec.charset, 'UTF-8');
-    assert.ok(rec.body?.startsWith('<!doctype html>'));
-    assert.match(rec.body ?? '', /ünïcödé ✓/);
+    assert.equal(charsetOf(rec), 'UTF-8');
+    assert.ok(text(rec).startsWith('<!doctype html>'));
+    assert.match(text(rec), /ünïcödé ✓/);
   });
 
   it('defaults HTML to windows-1252 and robots.txt / XML to UTF-8', async () => {
     const f = fetcher();
     const page = await get(f, `${base}/nocharset`);
-    assert.equal(page.charset, 'windows-1252');
-    assert.match(page.body ?? '', /déjà €/);
+    assert.equal(charsetOf(page), 'windows-1252');
+    assert.match(text(page), /déjà €/);
     const robots = await get(f, `${base}/robots.txt`, { reason: 'robots' });
-    assert.equal(robots.charset, 'UTF-8');
+    assert.equal(charsetOf(robots), 'UTF-8');
     assert.equal(robots.contentType, 'text/plain');
-    assert.match(robots.body ?? '', /Disallow: \/ñ/);
+    assert.match(text(robots), /Disallow: \/ñ/);
     const feed = await get(f, `${base}/feed.xml`, { reason: 'feed' });
-    assert.equal(feed.charset, 'windows-1252'); // from the XML declaration
-    assert.match(feed.body ?? '', /café/);
+    assert.equal(charsetOf(feed), 'windows-1252'); // from the XML declaration
+    assert.match(text(feed), /café/);
   });
 
   it('keeps an untyped text body', async () => {
     const f = fetcher();
     const rec = await get(f, `${base}/untyped`);
     assert.equal(rec.contentType, undefined);
-    assert.match(rec.body ?? '', /no content type/);
+    assert.match(text(rec), /no content type/);
   });
 
   it('refuses binary content served as text/html', async () => {
@@ -764,7 +771,7 @@ describe('fetcher', () => {
     assert.equal(rec.status, 503);
     assert.equal(rec.error, undefined);
     assert.equal(rec.headers['retry-after'], '120');
-    assert.match(rec.body ?? '', /busy/);
+    assert.match(text(rec), /busy/);
   });
 
   it('rejects an unfetchable URL as MEGURI_ERR_INVALID_URL', async () => {
@@ -802,7 +809,7 @@ describe('fetcher', () => {
         assert.equal(ok.status, 200);
         assert.equal(sni, 'secure.test.local');
         assert.equal(ok.serverIp, '127.0.0.1');
-        assert.match(ok.body ?? '', new RegExp(`tls host=secure\\.test\\.local:${port}`));
+        assert.match(text(ok), new RegExp(`tls host=secure\\.test\\.local:${port}`));
         const again = await get(f, `https://secure.test.local:${port}/`);
         assert.equal(again.connectionReused, true);
 

@@ -6,7 +6,7 @@ import { pageToRecords } from '../../services/parser/outcome.ts';
 import { SCHEMA_VERSION, pageRecord } from '../../schemas/index.ts';
 
 test('the parse pool gives the same records as parsing on the event loop', async () => {
-  const body = readFileSync(new URL('../fixtures/pages/article.html', import.meta.url), 'utf8');
+  const body = readFileSync(new URL('../fixtures/pages/article.html', import.meta.url));
   const page = pageRecord.parse({
     v: SCHEMA_VERSION,
     request: { v: SCHEMA_VERSION, requestId: 'r1', url: 'http://a.test/x.html', host: 'a.test', reason: 'new', score: 1, depth: 2, cgiHops: 0, attempt: 1, issuedAt: 1 },

@@ -426,8 +426,13 @@ function request(over: Partial<FrontierRecord> = {}): FrontierRecord {
   };
 }
 
-function page(over: Partial<PageRecord> = {}, req: Partial<FrontierRecord> = {}): PageRecord {
+/** Overrides of a test page; a body given as text is stored as its UTF-8 bytes, as the fetcher would. */
+type PageOver = Omit<Partial<PageRecord>, 'body'> & { body?: string | Buffer | undefined };
+
+function page(over: PageOver = {}, req: Partial<FrontierRecord> = {}): PageRecord {
   const r = request(req);
+  const { body, ...fields } = over;
+  const hasBody = 'body' in over;
   const p: PageRecord = {
     v: 1,
     request: r,
@@ -436,14 +441,18 @@ function page(over: Partial<PageRecord> = {}, req: Partial<FrontierRecord> = {})
     status: 200,
     headers: { 'content-type': 'text/html; charset=utf-8' },
     contentType: 'text/html; charset=utf-8',
-    body: '<html><head><title>T</title></head><body><p>Hello</p><a href="/a">a</a><a href="/b">b</a></body></html>',
+    body: Buffer.from('<html><head><title>T</title></head><body><p>Hello</p><a href="/a">a</a><a href="/b">b</a></body></html>'),
     bodyTruncated: false,
     bytes: 120,
     decodedBytes: 120,
     timing: { startedAt: T0 - 200, ttfbMs: 50, totalMs: 200 },
     fetchedAt: T0,
-    ...over,
+    ...fields,
   };
+  if (hasBody) {
+    if (body === undefined) delete p.body;
+    else p.body = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+  }
   return pageRecord.parse(p);
 }
 
@@ -454,7 +463,7 @@ function checkSchema(res: ReturnType<typeof pageToRecords>): void {
 
 test('outcome: classification table', () => {
   const html = 'text/html; charset=utf-8';
-  const cases: [Partial<PageRecord>, string][] = [
+  const cases: [PageOver, string][] = [
     [{ status: 200, contentType: html }, 'ok'],
     [{ status: 203, contentType: 'application/xhtml+xml' }, 'ok'],
     [{ status: 200, contentType: 'TEXT/HTML' }, 'ok'],
