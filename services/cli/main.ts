@@ -95,6 +95,7 @@ interface CrawlFlags {
   stripParams?: string[];
   queryRestriction?: 'off' | 'form' | 'all';
   query: boolean;
+  parserWorkers?: number;
 }
 
 function paramNames(v: string): string[] {
@@ -131,6 +132,7 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--strip-params <names>', 'comma-separated query/path parameters removed from URLs, `name*` for a prefix ("" for none; default: session ids and tracking tags)', paramNames)
     .addOption(new Option('--query-restriction <mode>', 'off; form: a URL is not followed when its form without the query was seen (seed 002); all: no URL with a query is followed').choices(['off', 'form', 'all']))
     .option('--no-query', 'seed 002\'s query restriction: same as --query-restriction form')
+    .option('--parser-workers <n>', 'worker threads that parse pages (0: on the event loop; default: one per core beyond the first, at most 4)', int('--parser-workers', 0))
     .addOption(new Option('--log-level <level>', 'log level (JSON logs on stderr)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'));
 }
 
@@ -177,6 +179,7 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
     partitions: flags.partitions,
     ...(flags.maxPages !== undefined ? { maxPages: flags.maxPages } : {}),
     untilIdle: flags.untilIdle ?? false,
+    ...(flags.parserWorkers !== undefined ? { parserWorkers: flags.parserWorkers } : {}),
     scheduler: {
       ...file,
       ...(fromFlag('maxDepth') ? { maxDepth: flags.maxDepth } : {}),
