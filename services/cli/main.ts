@@ -132,7 +132,7 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--strip-params <names>', 'comma-separated query/path parameters removed from URLs, `name*` for a prefix ("" for none; default: session ids and tracking tags)', paramNames)
     .addOption(new Option('--query-restriction <mode>', 'off; form: a URL is not followed when its form without the query was seen (seed 002); all: no URL with a query is followed').choices(['off', 'form', 'all']))
     .option('--no-query', 'seed 002\'s query restriction: same as --query-restriction form')
-    .option('--parser-workers <n>', 'worker threads that parse pages (0: on the event loop; default: one per core beyond the first, at most 4)', int('--parser-workers', 0))
+    .option('--parser-workers <n>', 'worker threads that parse pages (0: on the event loop; default: cores − 2, at most 4, none on 2 cores)', int('--parser-workers', 0))
     .addOption(new Option('--log-level <level>', 'log level (JSON logs on stderr)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'));
 }
 
