@@ -204,6 +204,7 @@ interface CrawlFlags {
   /** --ui [PORT]: true for the default port. */
   ui?: string | boolean;
   country: string[];
+  parserWorkers?: number;
 }
 
 function paramNames(v: string): string[] {
@@ -260,6 +261,7 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--out <dir>', 'discovery: write the per-depth figures there as discovery.csv and discovery.svg')
     .option('--ui [port]', 'serve the live view (counters, recent changes, world map of servers) on 127.0.0.1:PORT (default 8080)')
     .option('--country <range=CC>', 'live view: place an address or CIDR range in a country before the database is asked (repeatable)', (v: string, prev: string[]) => [...prev, v], [])
+    .option('--parser-workers <n>', 'worker threads that parse pages (0: on the event loop; default: cores − 2, at most 4, none on 2 cores)', int('--parser-workers', 0))
     .addOption(new Option('--log-level <level>', 'log level (JSON logs on stderr)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'));
 }
 
@@ -333,6 +335,7 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
     partitions: flags.partitions,
     ...(flags.maxPages !== undefined ? { maxPages: flags.maxPages } : {}),
     untilIdle: flags.untilIdle ?? false,
+    ...(flags.parserWorkers !== undefined ? { parserWorkers: flags.parserWorkers } : {}),
     scheduler: {
       ...file,
       ...(fromFlag('maxDepth') ? { maxDepth } : {}),

@@ -2,7 +2,7 @@
  * Runs the simulated web standalone (for the demo or manual poking) until SIGINT/SIGTERM.
  *
  *   npx tsx services/simweb/main.ts --hosts 100 --pages 40 --seed 1 --port 8080 \
- *     [--ips 127.0.0.1,127.0.0.2] [--hostile] [--speed 3600] [--log access.ndjson] [--crawl-delay-share 0]
+ *     [--ips 127.0.0.1,127.0.0.2] [--bytes 21806] [--links 16] [--hostile] [--speed 3600] [--log access.ndjson] [--crawl-delay-share 0]
  *
  * Prints one JSON line with the port and the name -> IP map for the crawler's static resolver.
  */
@@ -27,6 +27,7 @@ const web = await SimWeb.start({
   hosts: num('hosts', 100),
   pagesPerHost: num('pages', 40),
   pageBytes: num('bytes', 21_806),
+  ...(opt('links') !== undefined ? { linksPerPage: num('links', 16) } : {}),
   port: num('port', 0),
   ips: (opt('ips') ?? '127.0.0.1').split(','),
   clock: speed === 1 ? systemClock : new ScaledClock(Date.now(), speed),

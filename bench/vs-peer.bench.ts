@@ -1,0 +1,185 @@
+/**
+ * meguri against the fastest one-process crawler we know, side by side in one run on one simulated
+ * web: node-crawler 2.0.2 (128 connections, frontier in memory, SAX link pass, persists nothing)
+ * and `meguri crawl` (embedded log; and on Kafka when a broker is given), one after the other, each
+ * in its own process. The web runs in a third process: 200 hosts × 500 pages of 20 KB with about 40
+ * links each, every host on its own loopback address (127.0.0.2 …) so the per-IP cap does not stand
+ * in for the per-host loop, no politeness delay, 5 seeds, 20,000 pages per crawler. Names resolve
+ * through a static map only: nothing leaves the machine.
+ *
+ * Prints pages/s (crawl time, after start-up), CPU ms per page and peak RSS of the whole process
+ * (start-up and worker threads included), and each figure's ratio to the peer.
+ *
+ *   npm run bench:vs-peer -- [--hosts 200] [--pages 500] [--max-pages 20000] [--seeds 5] [--links 38]
+ *     [--bytes 20000] [--kafka host:port] [--only peer,embedded,kafka] [--parser-workers N] [--json]
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { machineInfo, machineLine } from './machine.ts';
+
+const { values } = parseArgs({
+  options: {
+    hosts: { type: 'string', default: '200' },
+    pages: { type: 'string', default: '500' },
+    'max-pages': { type: 'string', default: '20000' },
+    seeds: { type: 'string', default: '5' },
+    // Random links per page; with the tree and navigation links a page has about 40.
+    links: { type: 'string', default: '38' },
+    bytes: { type: 'string', default: '20000' },
+    kafka: { type: 'string', default: '' },
+    only: { type: 'string', default: '' },
+    'parser-workers': { type: 'string' },
+    partitions: { type: 'string', default: '4' },
+    json: { type: 'boolean', default: false },
+  },
+});
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const usagePreload = join(root, 'bench/vs-peer/report-usage.mjs');
+const hosts = Number(values.hosts);
+const maxPages = Number(values['max-pages']);
+if (hosts > 250) throw new RangeError('--hosts: at most 250 (one 127.0.0.x address each)');
+
+interface Usage {
+  cpuMs: number;
+  maxRssKiB: number;
+  uptimeMs: number;
+}
+
+function cpuSecondsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+async function startWeb(): Promise<{ pid: number; resolve: Record<string, string>; seeds: string[]; port: number; stop: () => void }> {
+  const ips = Array.from({ length: hosts }, (_, i) => `127.0.0.${i + 2}`);
+  const args = ['--import', 'tsx', join(root, 'services/simweb/main.ts'), '--hosts', String(hosts), '--pages', values.pages, '--bytes', values.bytes, '--links', values.links, '--seed', '3', '--crawl-delay-share', '0', '--ips', ips.join(',')];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const first = await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next();
+  const info = JSON.parse(String(first.value)) as { port: number; resolve: Record<string, string> };
+  const seedCount = Number(values.seeds);
+  // Seeds spread over the web, so the crawl starts in different corners of it.
+  const seeds = Array.from({ length: seedCount }, (_, i) => `http://h${Math.floor((i * hosts) / seedCount)}.sim.test:${info.port}/`);
+  return { pid: child.pid!, resolve: info.resolve, seeds, port: info.port, stop: () => child.kill('SIGTERM') };
+}
+
+/** Runs one contender as its own process; returns its stdout and its usage as it exited. */
+async function runProcess(args: string[]): Promise<{ stdout: string; usage: Usage; wallMs: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'meguri-vs-peer-'));
+  const usageFile = join(dir, 'usage.json');
+  const t0 = performance.now();
+  const child = spawn(process.execPath, ['--import', usagePreload, ...args], {
+    cwd: root,
+    env: { ...process.env, MEGURI_BENCH_USAGE_FILE: usageFile },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let stdout = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const wallMs = performance.now() - t0;
+  if (code !== 0) throw new Error(`${args.slice(0, 3).join(' ')} exited with ${code}`);
+  const usage = JSON.parse(readFileSync(usageFile, 'utf8')) as Usage;
+  rmSync(dir, { recursive: true, force: true });
+  return { stdout, usage, wallMs };
+}
+
+interface Row {
+  crawler: string;
+  pages: number;
+  elapsedS: number;
+  pagesPerS: number;
+  cpuMsPerPage: number;
+  peakRssMiB: number;
+  startupS: number;
+  webServerCpuS: number;
+  duplicates: number | string;
+  errors: number;
+}
+
+async function peer(web: Awaited<ReturnType<typeof startWeb>>): Promise<Row> {
+  const cpu0 = cpuSecondsOf(web.pid);
+  const cfg = JSON.stringify({ seeds: web.seeds, resolve: web.resolve, maxPages, connections: 128 });
+  const r = await runProcess([join(root, 'bench/vs-peer/node-crawler-peer.mjs'), cfg]);
+  const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { pages: number; errors: number; elapsedS: number; pagesPerS: number };
+  return {
+    crawler: 'node-crawler 2.0.2',
+    pages: out.pages,
+    elapsedS: out.elapsedS,
+    pagesPerS: out.pagesPerS,
+    cpuMsPerPage: round(r.usage.cpuMs / out.pages, 3),
+    peakRssMiB: Math.round(r.usage.maxRssKiB / 1024),
+    startupS: round(r.usage.uptimeMs / 1000 - out.elapsedS, 2),
+    webServerCpuS: round(cpuSecondsOf(web.pid) - cpu0, 1),
+    duplicates: 'n/a',
+    errors: out.errors,
+  };
+}
+
+async function meguri(web: Awaited<ReturnType<typeof startWeb>>, kind: 'embedded' | 'kafka'): Promise<Row> {
+  const cpu0 = cpuSecondsOf(web.pid);
+  const dir = mkdtempSync(join(tmpdir(), 'meguri-vs-peer-data-'));
+  const config = join(dir, 'scheduler.json');
+  // No politeness delay at all: interval 0, no k × download time, no suspend windows.
+  writeFileSync(config, JSON.stringify({ minIntervalMs: 0, politeness: { kFactor: 0, suspendEnabled: false } }));
+  const args = [join(root, 'bin/meguri.js'), 'crawl', ...web.seeds, '--data', join(dir, 'data'), '--max-pages', String(maxPages), '--min-interval', '0', '--scheduler-config', config];
+  args.push('--dns', 'static', ...Object.entries(web.resolve).flatMap(([name, ip]) => ['--resolve', `${name}=${ip}`]), '--no-progress', '--partitions', values.partitions);
+  if (values['parser-workers'] !== undefined) args.push('--parser-workers', values['parser-workers']);
+  if (kind === 'kafka') args.push('--kafka', values.kafka, '--topic-prefix', `vs-peer-${Date.now()}.`, '--replication-factor', '1', '--min-insync-replicas', '1');
+  try {
+    const r = await runProcess(args);
+    const s = JSON.parse(r.stdout) as { pagesFetched: number; elapsedS: number; pagesPerS: number; duplicateFetches: number; errors: number };
+    return {
+      crawler: `meguri crawl (${kind})`,
+      pages: s.pagesFetched,
+      elapsedS: s.elapsedS,
+      pagesPerS: s.pagesPerS,
+      cpuMsPerPage: round(r.usage.cpuMs / s.pagesFetched, 3),
+      peakRssMiB: Math.round(r.usage.maxRssKiB / 1024),
+      startupS: round(r.usage.uptimeMs / 1000 - s.elapsedS, 2),
+      webServerCpuS: round(cpuSecondsOf(web.pid) - cpu0, 1),
+      duplicates: s.duplicateFetches,
+      errors: s.errors,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function round(x: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+const wanted = values.only ? values.only.split(',') : ['peer', 'embedded', ...(values.kafka ? ['kafka'] : [])];
+const rows: Row[] = [];
+const web = await startWeb();
+try {
+  // A fresh web per contender would differ only in its caches; the same one keeps the run short.
+  if (wanted.includes('peer')) rows.push(await peer(web));
+  if (wanted.includes('embedded')) rows.push(await meguri(web, 'embedded'));
+  if (wanted.includes('kafka')) {
+    if (!values.kafka) throw new Error('--only kafka needs --kafka host:port');
+    rows.push(await meguri(web, 'kafka'));
+  }
+} finally {
+  web.stop();
+}
+const base = rows.find((r) => r.crawler.startsWith('node-crawler'));
+const table = rows.map((r) => ({
+  ...r,
+  ...(base ? { 'pages/s ÷ peer': round(r.pagesPerS / base.pagesPerS, 2), 'CPU/page ÷ peer': round(r.cpuMsPerPage / base.cpuMsPerPage, 2), 'RSS ÷ peer': round(r.peakRssMiB / base.peakRssMiB, 2) } : {}),
+}));
+const machine = machineInfo();
+const setup = { hosts, pagesPerHost: Number(values.pages), pageBytes: Number(values.bytes), randomLinksPerPage: Number(values.links), seeds: Number(values.seeds), maxPages, date: new Date().toISOString() };
+if (values.json) console.log(JSON.stringify({ machine, setup, results: table }, null, 2));
+else {
+  console.log(machineLine(machine));
+  console.log(`web: ${hosts} hosts × ${values.pages} pages, ${values.bytes} B, ~${Number(values.links) + 2} links/page, ${values.seeds} seeds, each host on its own 127.0.0.x; ${maxPages} pages per crawler; ${setup.date}`);
+  console.table(table);
+}
+process.exit(0);
