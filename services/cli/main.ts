@@ -318,7 +318,8 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
     ...(flags.dailyFile ? readSeedsFile(flags.dailyFile).map((url) => ({ url, kind: 'daily' as const })) : []),
   ];
   const sourceSettings = {
-    sitemaps: flags.sitemaps,
+    // A discovery crawl looks for servers at the least load (seed 002): it reads pages, not sitemaps.
+    sitemaps: flags.sitemaps && !discovery,
     ...(flags.sitemapInterval !== undefined ? { sitemapIntervalMs: flags.sitemapInterval } : {}),
     ...(flags.feedInterval !== undefined ? { feedIntervalMs: flags.feedInterval } : {}),
     ...(flags.dailyInterval !== undefined ? { dailyIntervalMs: flags.dailyInterval } : {}),

@@ -8,7 +8,9 @@
  *
  * Output lines: {"topic":..,"partition":..,"offset":..,"key":..,"value":..} (key and value UTF-8).
  * A topic given as `pages:/request/requestId,/request/url` prints, instead of the whole value, only
- * those JSON pointers of it under "fields" (pages carry bodies the campaign does not need).
+ * those JSON pointers of it under "fields" (pages carry bodies the campaign does not need). A framed
+ * pages record ("MGP", format byte, 32-bit big-endian header length, JSON header, body) is read
+ * through its JSON header.
  * A last line {"end":true,"records":N} says the read reached every partition's last stable offset.
  */
 import com.fasterxml.jackson.databind.JsonNode;
@@ -96,7 +98,7 @@ public class CommittedReader {
           if (pointers == null || r.value() == null) {
             line.put("value", r.value() == null ? null : new String(r.value(), StandardCharsets.UTF_8));
           } else {
-            JsonNode value = json.readTree(r.value());
+            JsonNode value = readJsonValue(json, r.value());
             ObjectNode fields = line.putObject("fields");
             for (String ptr : pointers) {
               JsonNode field = value.at(ptr);
@@ -111,5 +113,14 @@ public class CommittedReader {
     }
     out.write("{\"end\":true,\"records\":" + count + "}\n");
     out.flush();
+  }
+
+  /** The JSON of a value: the header of a framed pages record, else the value itself. */
+  static JsonNode readJsonValue(ObjectMapper json, byte[] value) throws java.io.IOException {
+    if (value.length >= 8 && value[0] == 'M' && value[1] == 'G' && value[2] == 'P' && value[3] == 1) {
+      int headerLength = java.nio.ByteBuffer.wrap(value, 4, 4).getInt();
+      return json.readTree(value, 8, headerLength);
+    }
+    return json.readTree(value);
   }
 }
