@@ -401,7 +401,8 @@ export class FaultCrawl {
       this.dirs.push(dataDir);
     }
     const httpPort = previous?.httpPort ?? (await freePort());
-    const extra = role === 'scheduler' ? ['--min-interval', String(this.options.minIntervalS ?? 0.05), '--user-agent', userAgent] : role === 'fetcher' ? ['--user-agent', userAgent] : [];
+    // The ground truth is the web's pages: the schedulers read no sitemaps, so every request is one of them.
+    const extra = role === 'scheduler' ? ['--min-interval', String(this.options.minIntervalS ?? 0.05), '--no-sitemaps', '--user-agent', userAgent] : role === 'fetcher' ? ['--user-agent', userAgent] : [];
     const logFd = openSync(join(this.logDir, `${name}.log`), 'a');
     const child = spawn(process.execPath, [bin, 'run', role, '--data', dataDir, ...extra], {
       env: { ...this.env, MEGURI_INSTANCE_ID: name, MEGURI_HTTP_PORT: String(httpPort) },
