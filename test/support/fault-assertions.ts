@@ -18,7 +18,7 @@ export function assertPromisesKept(f: ScenarioFigures): void {
   assert.equal(f.lost, 0, `every reachable, allowed page was fetched: ${about}`);
   assert.ok(f.completed, `the crawl completed: ${about}`);
   assert.equal(f.schedulerDuplicates, 0, `no URL was requested twice by the scheduler (committed frontier, plus aborted requests fetched): ${about}`);
-  assert.ok(f.refetches <= f.inFlightAtKills, `re-fetches (${f.refetches}) bounded by the requests in flight at fetcher kills and broker outages (${f.inFlightAtKills}): ${about}`);
+  assert.ok(f.refetches <= f.inFlightAtKills, `re-fetches (${f.refetches}) bounded by the requests in flight at fetcher kills, their restarts and broker outages (${f.inFlightAtKills}): ${about}`);
   assert.equal(f.duplicateChanges, 0, `no \`changes\` record was committed twice: ${about}`);
   assert.equal(f.revisits, 0, `no page is due for a revisit within the crawl, so no \`revisits\` record: ${about}`);
   assert.equal(f.deadLetters, 0, `nothing in a healthy web is dead-lettered: ${about}`);

@@ -97,6 +97,8 @@ export class FaultCrawl {
   readonly prefix = uniquePrefix();
   readonly faults: string[] = [];
   readonly fetcherKills: FetcherKill[] = [];
+  /** Restarted fetchers not yet ready: their rejoin's bound is added when they are. */
+  private readonly pendingRejoins: Promise<void>[] = [];
   private readonly processes = new Map<string, ServiceProcess>();
   private readonly dirs: string[] = [];
   private readonly kafka: Kafka;
@@ -245,7 +247,18 @@ export class FaultCrawl {
     await this.signal(p, 'SIGKILL');
     if (committed) this.fetcherKills.push({ atWallMs: Date.now(), committed });
     await sleep(opts.restartAfterMs ?? 1000);
+    const committedAtRestart = p.role === 'fetcher' ? await this.fetcherCommittedOffsets() : undefined;
     await this.startProcess(p.role, p.name);
+    // The restarted fetcher's join moves partitions back while the other fetcher has requests in
+    // flight (kafkajs revokes only after the new assignment is handed out): those may be fetched
+    // again too. Bound them the same way, up to the moment it is ready (its join is before that).
+    if (committedAtRestart) this.pendingRejoins.push(this.noteRejoin(p.name, committedAtRestart));
+  }
+
+  private async noteRejoin(name: string, committed: Map<number, number>): Promise<void> {
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && !(await this.ready(name))) await sleep(200);
+    this.fetcherKills.push({ atWallMs: Date.now(), committed });
   }
 
   /** The fetchers' committed offsets now, to bound what a coming broker outage leaves in flight. */
@@ -334,6 +347,7 @@ export class FaultCrawl {
 
   /** Counts the figures (reads the committed topics through the Java client). */
   async figures(scenario: string, completed: boolean): Promise<ScenarioFigures> {
+    await Promise.all(this.pendingRejoins);
     const wallMs = Date.now() - this.startedAt;
     const t = (name: string): string => `${this.prefix}${name}`;
     const records = await readCommitted(this.options.brokers, [
