@@ -6,7 +6,7 @@ import { readdirSync } from 'node:fs';
 const KAFKAJS_RULE = { name: 'kafkajs', message: "import { kafkajs } from services/runtime/kafka/kafkajs.ts (it fixes kafkajs's read_committed filter)", allowTypeImports: true };
 
 /** Modules under services/ any service may import: the runtime, shared rules, and pure libraries with no service of their own. */
-const SHARED_MODULES = ['runtime', 'shared', 'revisit'];
+const SHARED_MODULES = ['runtime', 'common', 'revisit'];
 /** The composition root: wires every service into commands. */
 const COMPOSITION_ROOTS = ['cli'];
 
@@ -33,7 +33,7 @@ function serviceBoundaries() {
               patterns: [
                 {
                   regex: `^${up}(?!${allowed})[a-z][a-z0-9-]*/`,
-                  message: `services/${service} must not import another service: move what both need to services/shared (or schemas/, topology/), or wire them together in services/cli.`,
+                  message: `services/${service} must not import another service: move what both need to services/common (or schemas/, topology/), or wire them together in services/cli.`,
                 },
               ],
             },
@@ -64,7 +64,7 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: [KAFKAJS_RULE] }] },
   },
   // Services never import each other (docs/architecture.md, "Dependencies"): each depends only on
-  // services/runtime, services/shared, the pure libraries, schemas/ and topology/. The CLI is the
+  // services/runtime, services/common, the pure libraries, schemas/ and topology/. The CLI is the
   // composition root that wires them together, so it alone may import any service.
   ...serviceBoundaries(),
   {

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { PageRecord } from '../schemas/pages.ts';
 import { pageToRecords } from '../services/parser/outcome.ts';
 import { extractPage } from '../services/parser/extract.ts';
-import { md5Hex, simhash } from '../services/shared/fingerprint.ts';
+import { md5Hex, simhash } from '../services/common/fingerprint.ts';
 
 const file = fileURLToPath(new URL('../test/fixtures/pages/article.html', import.meta.url));
 const bytes = readFileSync(file);

@@ -25,7 +25,7 @@ import { StreamService, createTransport } from '../services/runtime/index.ts';
 import type { ServiceDefinition } from '../services/runtime/index.ts';
 import { schedulerService, CrawlProgress, hostKey } from '../services/scheduler/service.ts';
 import { SimWebModel } from '../services/simweb/index.ts';
-import { isDynamicUrl } from '../services/shared/url.ts';
+import { isDynamicUrl } from '../services/common/url.ts';
 import { changelogTopicName } from '../topology/index.ts';
 import { tempDir, removeDir } from '../test/support/transports.ts';
 import { machineInfo, machineLine } from './machine.ts';

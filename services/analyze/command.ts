@@ -11,8 +11,8 @@ import { ScratchStore, aggregate, readPages } from './scan.ts';
 import type { CrawlAggregate, ScanProgress } from './scan.ts';
 import { JOBS, distributionsJob, duplicatesJob, geoJob, hostRankJob, siteProfileJob } from './jobs.ts';
 import type { JobName, JobOutput, OutputFile } from './jobs.ts';
-import { GEO_DATABASE, databaseLookup, parseTable, parseTableEntry, tableLookup } from '../shared/country.ts';
-import type { CountryLookup, TableEntry } from '../shared/country.ts';
+import { GEO_DATABASE, databaseLookup, parseTable, parseTableEntry, tableLookup } from '../common/country.ts';
+import type { CountryLookup, TableEntry } from '../common/country.ts';
 
 export interface AnalyzeFlags {
   since?: number;

@@ -10,7 +10,7 @@ import type { Bin } from './histogram.ts';
 import { qualityScore } from './quality.ts';
 import { AXIS_LABELS, PROFILE_AXES, axisMeans, profileScores, profileValues } from './profile.ts';
 import type { ProfileValues } from './profile.ts';
-import type { CountryLookup } from '../shared/country.ts';
+import type { CountryLookup } from '../common/country.ts';
 import { barChart, logLogChart, radarChart } from './charts.ts';
 import { csv, csvLine } from './csv.ts';
 import type { CrawlAggregate, ScratchStore } from './scan.ts';

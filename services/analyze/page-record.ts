@@ -8,7 +8,7 @@ import { getEncoding } from 'encoding-sniffer';
 import iconv from 'iconv-lite';
 import { safeDecodePageRecord } from '../../schemas/index.ts';
 import type { PageRecord } from '../../schemas/index.ts';
-import { parseContentType } from '../shared/content-type.ts';
+import { parseContentType } from '../common/content-type.ts';
 import type { PageInput } from './page-summary.ts';
 
 export type StoredPage = PageInput & { reason: PageRecord['request']['reason'] };

@@ -12,12 +12,12 @@ import type { Clock, Logger, OutRecord, TopicReplication, Transport } from '../r
 import { schedulerService, CrawlProgress, hostKey } from '../scheduler/service.ts';
 import type { SchedulerOptionsInput, FetchBudget } from '../scheduler/service.ts';
 import type { HostRulesSource } from '../scheduler/host-rules.ts';
-import { depthRows } from '../shared/discovery.ts';
-import type { DepthRow } from '../shared/discovery.ts';
+import { depthRows } from '../common/discovery.ts';
+import type { DepthRow } from '../common/discovery.ts';
 import { fetcherService } from '../fetcher/service.ts';
 import type { FetcherServiceOptions } from '../fetcher/service.ts';
 import { parserService } from '../parser/service.ts';
-import { normalizeUrl, paramFilter } from '../shared/url.ts';
+import { normalizeUrl, paramFilter } from '../common/url.ts';
 import { crawlCatalog } from '../../topology/catalog.ts';
 
 /** A URL read on a schedule of its own: a feed (--feeds-file) or a daily page (--daily-file). */

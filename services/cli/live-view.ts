@@ -9,7 +9,7 @@ import { LiveState } from '../dashboard/live-state.ts';
 import { followCrawl } from '../dashboard/follow.ts';
 import { startDashboard } from '../dashboard/server.ts';
 import type { DashboardServer } from '../dashboard/server.ts';
-import { databaseLookup, parseTableEntry, tableLookup } from '../shared/country.ts';
+import { databaseLookup, parseTableEntry, tableLookup } from '../common/country.ts';
 
 /** Countries the demo places its loopback addresses in (the simulated web has no real addresses). */
 export const DEMO_COUNTRIES = ['JP', 'US', 'DE', 'BR', 'AU', 'IN', 'ZA', 'FR'] as const;

@@ -4,7 +4,7 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFileSync, writeFileSync, mkdtempSync, mkdirSync } from 'node:fs';
-import { depthCsv, depthChartSvg } from '../shared/discovery-report.ts';
+import { depthCsv, depthChartSvg } from '../common/discovery-report.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCrawl, seedOutRecords, seedRecords } from './crawl.ts';
@@ -14,7 +14,7 @@ import { runServiceCommand } from './run-service.ts';
 import { chooseReplication, topicsCreate, topicsDescribe } from './topics.ts';
 import { createLogger, loadRuntimeConfig, silentLogger } from '../runtime/index.ts';
 import { watchHostRules } from './host-rules-file.ts';
-import { parseAliasFile } from '../shared/aliases.ts';
+import { parseAliasFile } from '../common/aliases.ts';
 import { robotsCheckCommand } from '../scheduler/robots/cli.ts';
 import { parseCommand } from '../parser/cli.ts';
 import { parseLanguageList } from '../parser/language-tags.ts';

@@ -6,7 +6,7 @@ import { ConfigError, StreamService, createLogger, createTransport, loadRuntimeC
 import { schedulerService } from '../scheduler/service.ts';
 import { readSchedulerConfig } from './scheduler-config.ts';
 import { watchHostRules } from './host-rules-file.ts';
-import { parseAliasFile } from '../shared/aliases.ts';
+import { parseAliasFile } from '../common/aliases.ts';
 import { readFileSync } from 'node:fs';
 import type { WatchedHostRules } from './host-rules-file.ts';
 import type { SchedulerOptionsInput } from '../scheduler/options.ts';
@@ -16,7 +16,7 @@ import { parseLanguageList } from '../parser/language-tags.ts';
 import { parseCidr } from '../fetcher/address-policy.ts';
 import { createResolver } from '../fetcher/dns.ts';
 import { defaultUserAgent, fetchTimeouts } from '../fetcher/fetch.ts';
-import { paramFilter } from '../shared/url.ts';
+import { paramFilter } from '../common/url.ts';
 import { chooseReplication } from './topics.ts';
 import type { Transport } from '../runtime/index.ts';
 import { crawlCatalog } from '../../topology/catalog.ts';

@@ -3,7 +3,7 @@
  * elsewhere): throughput, servers active, errors, requests issued and answered, recent changes and
  * pages per server country (seed 000 Fig. 2).
  */
-import type { CountryLookup } from '../shared/country.ts';
+import type { CountryLookup } from '../common/country.ts';
 
 export interface LivePage {
   url: string;

@@ -2,8 +2,8 @@
  * Content handling that needs no network: which types are worth a body and binary detection. The
  * body is kept as bytes; decoding its charset is the parser's business (services/parser/charset.ts).
  */
-export { parseContentType, textKindOf } from '../shared/content-type.ts';
-export type { ParsedContentType, TextKind } from '../shared/content-type.ts';
+export { parseContentType, textKindOf } from '../common/content-type.ts';
+export type { ParsedContentType, TextKind } from '../common/content-type.ts';
 
 /** Bytes of decoded body inspected by looksBinary. */
 export const BINARY_SNIFF_BYTES = 1024;

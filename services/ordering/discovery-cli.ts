@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { loadGraph } from './graph.ts';
 import { defaultUrlsPath, resolveSeed } from './cli.ts';
 import { SEED_002_SETTINGS, defaultStarts, relativeRows, simulateDiscovery } from './discovery-sim.ts';
-import { depthChartSvg, depthCsv } from '../shared/discovery-report.ts';
+import { depthChartSvg, depthCsv } from '../common/discovery-report.ts';
 
 export interface DiscoverySimulateArgs {
   graph: string;

@@ -9,11 +9,11 @@
  * crawls (rate 1, no restriction, depth D); yield ratio = external URLs found by depth n / external
  * URLs the full survey finds. Servers (distinct external hosts) are counted too.
  */
-import { classify, sampled } from '../shared/discovery.ts';
-import type { DepthRow } from '../shared/discovery.ts';
+import { classify, sampled } from '../common/discovery.ts';
+import type { DepthRow } from '../common/discovery.ts';
 import { outLinks } from './graph.ts';
 import type { Graph } from './graph.ts';
-import { hostOf } from '../shared/url.ts';
+import { hostOf } from '../common/url.ts';
 
 export interface DiscoverySetting {
   readonly sampleRate: number;

@@ -6,8 +6,8 @@
 import { getEncoding } from 'encoding-sniffer';
 import iconv from 'iconv-lite';
 import type { PageRecord } from '../../schemas/pages.ts';
-import { parseContentType, textKindOf } from '../shared/content-type.ts';
-import type { TextKind } from '../shared/content-type.ts';
+import { parseContentType, textKindOf } from '../common/content-type.ts';
+import type { TextKind } from '../common/content-type.ts';
 
 /** Picks the encoding of a body: returns a WHATWG encoding name (e.g. `UTF-8`, `Shift_JIS`). */
 export function sniffEncoding(buf: Buffer, kind: TextKind, transportLabel: string | undefined): string {

@@ -12,8 +12,8 @@ import { readFile } from 'node:fs/promises';
 import { getEncoding } from 'encoding-sniffer';
 import iconv from 'iconv-lite';
 import { extractPage, type ExtractOptions } from './extract.ts';
-import { md5Hex, simhash } from '../shared/fingerprint.ts';
-import { normalizeUrl } from '../shared/url.ts';
+import { md5Hex, simhash } from '../common/fingerprint.ts';
+import { normalizeUrl } from '../common/url.ts';
 
 export interface ParseCommandArgs {
   file: string;

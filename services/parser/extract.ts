@@ -26,7 +26,7 @@
  * instead so the fingerprint still reflects something.
  */
 import { Parser } from 'htmlparser2';
-import { normalizeUrl, urlResolver, type NormalizeOptions } from '../shared/url.ts';
+import { normalizeUrl, urlResolver, type NormalizeOptions } from '../common/url.ts';
 
 export type LinkTag = 'a' | 'area' | 'link' | 'frame' | 'iframe' | 'refresh';
 

@@ -17,7 +17,7 @@
  */
 import { XmlStream, type XmlElement, type XmlHandler } from './xml-stream.ts';
 import { parseFeedDate } from './dates.ts';
-import { normalizeUrl, type NormalizeOptions } from '../shared/url.ts';
+import { normalizeUrl, type NormalizeOptions } from '../common/url.ts';
 
 export type FeedFormat = 'rss' | 'rdf' | 'atom';
 

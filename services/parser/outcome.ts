@@ -46,8 +46,8 @@ import type { RedirectHop } from '../../schemas/frontier.ts';
 import { SCHEMA_VERSION } from '../../schemas/common.ts';
 import { extractPage, parseRobotsDirectives, type Extracted, type ExtractOptions } from './extract.ts';
 import { pageText } from './charset.ts';
-import { md5Hex, simhash } from '../shared/fingerprint.ts';
-import { hostOf, isDynamicUrl, normalizeUrl, siteOf } from '../shared/url.ts';
+import { md5Hex, simhash } from '../common/fingerprint.ts';
+import { hostOf, isDynamicUrl, normalizeUrl, siteOf } from '../common/url.ts';
 import { pageLanguage } from './language.ts';
 import { sourceRecords } from './sources.ts';
 

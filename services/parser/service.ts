@@ -11,7 +11,7 @@ import type { ServiceDefinition } from '../runtime/index.ts';
 import { serviceSpec } from '../../topology/index.ts';
 import { pageToRecords } from './outcome.ts';
 import type { OutcomeOptions } from './outcome.ts';
-import { hostKey } from '../shared/url.ts';
+import { hostKey } from '../common/url.ts';
 import { ParsePool } from './parse-pool.ts';
 import { loadLanguageDetector } from './language.ts';
 

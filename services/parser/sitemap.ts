@@ -27,7 +27,7 @@ import { gunzipSync } from 'node:zlib';
 import { XmlStream, type XmlElement, type XmlHandler } from './xml-stream.ts';
 import { FeedReader, type ParseFailure } from './feed.ts';
 import { parseW3cDate } from './dates.ts';
-import { hostOf, normalizeUrl, type NormalizeOptions } from '../shared/url.ts';
+import { hostOf, normalizeUrl, type NormalizeOptions } from '../common/url.ts';
 
 export const SITEMAP_MAX_URLS = 50_000;
 export const SITEMAP_MAX_BYTES = 50 * 1024 * 1024;

@@ -19,8 +19,8 @@
 import type { PageRecord } from '../../schemas/pages.ts';
 import type { DiscoveredLink, OutcomeLink } from '../../schemas/links.ts';
 import { SCHEMA_VERSION } from '../../schemas/common.ts';
-import { md5Hex } from '../shared/fingerprint.ts';
-import { hostOf, siteOf, type NormalizeOptions } from '../shared/url.ts';
+import { md5Hex } from '../common/fingerprint.ts';
+import { hostOf, siteOf, type NormalizeOptions } from '../common/url.ts';
 import { parseSitemap } from './sitemap.ts';
 import { parseFeed } from './feed.ts';
 import { pageText } from './charset.ts';

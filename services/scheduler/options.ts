@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { politenessConfigSchema } from './politeness/config.ts';
-import { DEFAULT_STRIP_PARAMS } from '../shared/url.ts';
+import { DEFAULT_STRIP_PARAMS } from '../common/url.ts';
 
 const HOUR = 3_600_000;
 

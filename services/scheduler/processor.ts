@@ -23,7 +23,7 @@ import { SCOPE_PREFIX, STATS_KEY, emptyStats } from './state.ts';
 import { CrawlScope, compileUrlFilter } from './scope.ts';
 import type { HostRulesSource } from './host-rules.ts';
 import { DEFAULT_REVISIT_OPTIONS } from '../revisit/estimator.ts';
-import { hostKey, paramFilter, siteOf } from '../shared/url.ts';
+import { hostKey, paramFilter, siteOf } from '../common/url.ts';
 import { TemplateLedger, templateKey } from './templates.ts';
 import { SITE_PREFIX, SiteLedger } from './site-cap.ts';
 import type { HostState, PartitionStats, UrlState } from './state.ts';

@@ -6,7 +6,7 @@
  */
 import { MAX_REDIRECT_HOPS } from '../../schemas/frontier.ts';
 import type { OutcomeLink, RedirectHop } from '../../schemas/index.ts';
-import { hostOf } from '../shared/url.ts';
+import { hostOf } from '../common/url.ts';
 
 /**
  * Added to a redirect target's score for its place in the host queue only: above any score a link

@@ -10,8 +10,8 @@ import { knownQueueKey, md5Of, packMd5, packRevisit, revisitKey, revisitKeyBound
 import type { HostState, UrlState } from './state.ts';
 import { initialState as initialRevisit, update as updateRevisit, nextInterval as nextRevisitInterval, estimateInterval } from '../revisit/estimator.ts';
 import { alphaFromScore, selectionProbability } from '../revisit/selection.ts';
-import { hammingDistance } from '../shared/fingerprint.ts';
-import { hostKey } from '../shared/url.ts';
+import { hammingDistance } from '../common/fingerprint.ts';
+import { hostKey } from '../common/url.ts';
 import { applyRemedy, changePageInterval, emptyPoliteness, hostInterval, remedyFor } from './politeness/index.ts';
 import { hostState, saveStats, schedule } from './partition.ts';
 import type { Partition } from './partition.ts';

@@ -11,9 +11,9 @@
  * whatever else holds (exclude wins). Seeds are always taken and extend a host/domain scope; seeds
  * added later extend it the same way.
  */
-import { hostName, registrableDomain } from '../shared/url.ts';
+import { hostName, registrableDomain } from '../common/url.ts';
 
-export { hostName, withinDomain } from '../shared/url.ts';
+export { hostName, withinDomain } from '../common/url.ts';
 
 export type ScopeMode = 'host' | 'domain' | 'web';
 

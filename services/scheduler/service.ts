@@ -36,7 +36,7 @@ export function schedulerService(input: SchedulerOptionsInput = {}, extras: Sche
 }
 
 export { SchedulerProcessor } from './processor.ts';
-export { hostKey } from '../shared/url.ts';
+export { hostKey } from '../common/url.ts';
 export type { FetchBudget, SchedulerExtras } from './processor.ts';
 export { CrawlProgress } from './progress.ts';
 export { schedulerOptionsSchema } from './options.ts';

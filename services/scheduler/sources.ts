@@ -21,7 +21,7 @@ import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { DiscoveredLink, OutcomeLink, SourceKind } from '../../schemas/index.ts';
 import { revisitKey } from './state.ts';
 import type { HostState, UrlState } from './state.ts';
-import { hostKey } from '../shared/url.ts';
+import { hostKey } from '../common/url.ts';
 import { newItemCount, nextFeedInterval, nextSitemapInterval, scheduleFor } from './source-schedule.ts';
 import type { Partition } from './partition.ts';
 

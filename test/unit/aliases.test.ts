@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { AliasFileError, canonicalUrl, learnedAlias, moveToOrigin, parseAliasFile } from '../../services/shared/aliases.ts';
+import { AliasFileError, canonicalUrl, learnedAlias, moveToOrigin, parseAliasFile } from '../../services/common/aliases.ts';
 import { openSchedulerDriver, seed, link } from '../support/scheduler-driver.ts';
 
 describe('server aliases', () => {

@@ -4,7 +4,7 @@ import { countSentences, languageByScript, summarizePage, tldOf } from '../../se
 import { ServerGraphBuilder, serverPageRank } from '../../services/analyze/rank.ts';
 import { qualityFactors, qualityScore } from '../../services/analyze/quality.ts';
 import { axisMeans, profileScores, profileValues } from '../../services/analyze/profile.ts';
-import { databaseLookup, parseTable, parseTableEntry, tableLookup } from '../../services/shared/country.ts';
+import { databaseLookup, parseTable, parseTableEntry, tableLookup } from '../../services/common/country.ts';
 import { log2Bins } from '../../services/analyze/histogram.ts';
 import { csvLine } from '../../services/analyze/csv.ts';
 import { radarChart } from '../../services/analyze/charts.ts';

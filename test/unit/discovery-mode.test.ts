@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { classify, depthRows, sampled, serverRoot } from '../../services/shared/discovery.ts';
+import { classify, depthRows, sampled, serverRoot } from '../../services/common/discovery.ts';
 import { openSchedulerDriver, seed, link } from '../support/scheduler-driver.ts';
 import type { FrontierRecord } from '../../schemas/index.ts';
 

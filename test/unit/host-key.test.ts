@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hostKey } from '../../services/shared/url.ts';
+import { hostKey } from '../../services/common/url.ts';
 
 test('hostKey agrees with WHATWG URL.host for normalised and unusual URLs', () => {
   const urls = [

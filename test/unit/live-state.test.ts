@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LiveState } from '../../services/dashboard/live-state.ts';
-import { tableLookup, parseTableEntry } from '../../services/shared/country.ts';
+import { tableLookup, parseTableEntry } from '../../services/common/country.ts';
 import { worldMapSvg } from '../../services/dashboard/world-map.ts';
 
 test('live state: counters, throughput window, servers per country, pending requests, recent changes', () => {

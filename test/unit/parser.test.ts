@@ -9,7 +9,7 @@ import { pageRecord, type PageRecord } from '../../schemas/pages.ts';
 import { linksRecord } from '../../schemas/links.ts';
 import type { FrontierRecord } from '../../schemas/frontier.ts';
 import { extractPage, type Extracted } from '../../services/parser/extract.ts';
-import { countTokens, hammingDistance, isSameContent, md5Hex, simhash } from '../../services/shared/fingerprint.ts';
+import { countTokens, hammingDistance, isSameContent, md5Hex, simhash } from '../../services/common/fingerprint.ts';
 import { classify, pageToRecords, parseRetryAfter, parseXRobotsTag } from '../../services/parser/outcome.ts';
 import { decodeHtml, parseCommand, type ParseReport } from '../../services/parser/cli.ts';
 

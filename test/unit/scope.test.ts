@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CrawlScope, compileUrlFilter, hostName, passesFilter, scopeEntry, withinDomain } from '../../services/scheduler/scope.ts';
-import { registrableDomain } from '../../services/shared/url.ts';
+import { registrableDomain } from '../../services/common/url.ts';
 import { openSchedulerDriver, seed, link, T0 } from '../support/scheduler-driver.ts';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { LinksRecord } from '../../schemas/index.ts';

@@ -26,7 +26,7 @@ test('a service importing another service fails lint, at any depth of its folder
 
 test('runtime, shared modules, schemas, topology, its own files and the CLI are allowed', async () => {
   const cases: [string, string][] = [
-    ['services/parser/x.ts', "import { hostKey } from '../shared/url.ts';\nimport { SCHEMA_VERSION } from '../../schemas/index.ts';\nimport { serviceSpec } from '../../topology/index.ts';\nimport { systemClock } from '../runtime/index.ts';\nexport const f = [hostKey, SCHEMA_VERSION, serviceSpec, systemClock];\n"],
+    ['services/parser/x.ts', "import { hostKey } from '../common/url.ts';\nimport { SCHEMA_VERSION } from '../../schemas/index.ts';\nimport { serviceSpec } from '../../topology/index.ts';\nimport { systemClock } from '../runtime/index.ts';\nexport const f = [hostKey, SCHEMA_VERSION, serviceSpec, systemClock];\n"],
     ['services/scheduler/politeness/x.ts', "import { requiredDelay } from '../../revisit/selection.ts';\nimport { queueKey } from '../state.ts';\nimport { SCHEMA_VERSION } from '../../../schemas/index.ts';\nexport const f = [requiredDelay, queueKey, SCHEMA_VERSION];\n"],
     ['services/cli/x.ts', "import { schedulerService } from '../scheduler/service.ts';\nimport { fetcherService } from '../fetcher/service.ts';\nexport const f = [schedulerService, fetcherService];\n"],
   ];

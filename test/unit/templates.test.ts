@@ -4,12 +4,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_STRIP_PARAMS, ParamFilter, normalizeUrl, paramFilter, stripUrlParams, urlResolver } from '../../services/shared/url.ts';
+import { DEFAULT_STRIP_PARAMS, ParamFilter, normalizeUrl, paramFilter, stripUrlParams, urlResolver } from '../../services/common/url.ts';
 import { MAX_ROUND, afterFirstFetch, decodeEntry, queryLessForm, templateId, templateKey, templateRound, urlTemplate } from '../../services/scheduler/templates.ts';
 import type { TemplateEntry } from '../../services/scheduler/templates.ts';
 import { queueKey, queueKeyIsKnown, queueKeyRound, knownQueueKey } from '../../services/scheduler/state.ts';
 import { politenessConfig, siteCapKey, underPageCap } from '../../services/scheduler/politeness/index.ts';
-import { siteOf } from '../../services/shared/url.ts';
+import { siteOf } from '../../services/common/url.ts';
 
 const norm = (raw: string, names?: readonly string[]): string => {
   const r = normalizeUrl(raw, undefined, names === undefined ? {} : { stripParams: paramFilter(names) });

@@ -9,7 +9,7 @@ import {
   siteOf,
   urlResolver,
   type RejectReason,
-} from '../../services/shared/url.ts';
+} from '../../services/common/url.ts';
 
 type Case = [raw: string, base: string | undefined, expected: string | { reject: RejectReason }];
 

@@ -15,7 +15,7 @@ export function underPageCap(distinctPages: number, config: Pick<PolitenessConfi
 /**
  * The site a host's pages count towards: the host itself (name and port), or its registrable
  * domain (`a.example.co.uk` and `b.example.co.uk` → `example.co.uk`; hosts without one, such as IP
- * addresses, count alone). `siteOf` is the registrable-domain function (services/shared/url.ts).
+ * addresses, count alone). `siteOf` is the registrable-domain function (services/common/url.ts).
  */
 export function siteCapKey(host: string, config: Pick<PolitenessConfig, 'siteCapScope'>, siteOf: (host: string) => string): string {
   return config.siteCapScope === 'domain' ? siteOf(host) : host;
