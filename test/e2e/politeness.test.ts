@@ -71,16 +71,18 @@ describe('politeness on the simulated web', { timeout: 300_000 }, () => {
   });
 
   it('spaces requests to a slow host per the dynamic interval formula', async () => {
-    const web = await SimWeb.start({ seed: 32, hosts: 2, pagesPerHost: 8, robots: quiet, hostOverrides: { 'h0.sim.test': { latencyMs: 300, compression: false } } });
+    const web = await SimWeb.start({ seed: 32, hosts: 2, pagesPerHost: 8, robots: quiet, hostOverrides: { 'h0.sim.test': { latencyMs: 300, compression: false }, 'h1.sim.test': { compression: false } } });
     try {
-      // targetSpeed 1 MB/s: a 21.8 KB page in ≥ 300 ms is ~70 KB/s → delay ≈ 0.93 × maxDelay1.
-      await crawl(web, { minIntervalMs: 50, politeness: { kFactor: 0, suspendEnabled: false, maxDelay1Ms: 1000, targetSpeedBytesPerS: 1_000_000 } });
+      // targetSpeed 200 KB/s: a 21.8 KB page in ≥ 300 ms is ≤ 73 KB/s → delay ≥ 0.63 × maxDelay1. The
+      // fast host stays above the target unless a request takes over 109 ms (a loaded machine), and
+      // below 400 ms of delay unless one takes over 180 ms.
+      await crawl(web, { minIntervalMs: 50, politeness: { kFactor: 0, suspendEnabled: false, maxDelay1Ms: 1000, targetSpeedBytesPerS: 200_000 } });
       const hosts = byHost(web.accessLog().filter((e) => e.path !== '/robots.txt'));
       const slow = hosts.get('h0.sim.test')!;
       const gapsAfterEnd = slow.slice(1).map((e, i) => e.wallMs - (slow[i]!.wallMs + slow[i]!.durationMs));
       assert.ok(gapsAfterEnd.length >= 5);
       // The first gap follows only one measured request; from then on the ring holds slow requests.
-      for (const gap of gapsAfterEnd.slice(1)) assert.ok(gap >= 50 + 0.85 * 1000, `slow host gap ${gap} ms`);
+      for (const gap of gapsAfterEnd.slice(1)) assert.ok(gap >= 50 + 0.6 * 1000, `slow host gap ${gap} ms`);
       const fast = hosts.get('h1.sim.test')!;
       const fastGaps = fast.slice(1).map((e, i) => e.wallMs - (fast[i]!.wallMs + fast[i]!.durationMs));
       assert.ok(Math.min(...fastGaps) < 400, 'a fast host is not slowed down');
