@@ -66,7 +66,7 @@ export class StateManager {
     if (!this.stores) return { ends };
     for (const spec of this.s.stores) {
       const store = this.stores.store<unknown>(spec.name);
-      if (!spec.changelog || store.pending.size === 0) continue;
+      if (!spec.changelog || store.pendingCount === 0) continue;
       const topic = this.s.changelogTopic(spec.name);
       for (const [key, value] of store.pending) outputs.push({ topic, key, value, partition: this.s.partition });
       ends.push({ name: spec.name, index: outputs.length - 1 });

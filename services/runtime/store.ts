@@ -50,9 +50,13 @@ type Pending = Map<string, Buffer | null>;
 const CACHE_ENTRIES = 200_000;
 
 export class TaskStore<V> implements KeyValueStore<V> {
-  readonly pending: Pending = new Map();
-  /** Decoded values of pending writes, so reads of them need no JSON parse. */
-  private readonly pendingValues = new Map<string, V | undefined>();
+  /**
+   * Writes of the batch in progress, decoded (undefined = delete). A key written many times in one
+   * batch (a host's state on every link to it) is serialised once, when the batch commits.
+   */
+  private readonly writes = new Map<string, V | undefined>();
+  /** The writes serialised for the changelog and RocksDB; built at commit, dropped on any write. */
+  private encoded: Map<string, Buffer | null> | undefined;
   /**
    * Committed state of recently read or written keys (undefined = known absent). Valid because one
    * task is the only writer of its store and updates it only after a successful commit.
@@ -65,6 +69,20 @@ export class TaskStore<V> implements KeyValueStore<V> {
     private readonly db: RocksDb,
   ) {
     this.keyPrefix = STORE_PREFIX + name + SEP;
+  }
+
+  /** Pending writes serialised (null = delete), in write order. */
+  get pending(): ReadonlyMap<string, Buffer | null> {
+    if (this.encoded === undefined) {
+      const encoded = new Map<string, Buffer | null>();
+      for (const [k, v] of this.writes) encoded.set(k, v === undefined ? null : Buffer.from(JSON.stringify(v), 'utf8'));
+      this.encoded = encoded;
+    }
+    return this.encoded;
+  }
+
+  get pendingCount(): number {
+    return this.writes.size;
   }
 
   private remember(key: string, value: V | undefined): void {
@@ -83,7 +101,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
     const missing: string[] = [];
     const seen = new Set<string>();
     for (const k of keys) {
-      if (seen.has(k) || this.pending.has(k) || this.cache.has(k)) continue;
+      if (seen.has(k) || this.writes.has(k) || this.cache.has(k)) continue;
       seen.add(k);
       missing.push(k);
     }
@@ -97,9 +115,9 @@ export class TaskStore<V> implements KeyValueStore<V> {
 
   /** After a successful commit: pending writes become the cached committed state. */
   committed(): void {
-    for (const [k, v] of this.pendingValues) this.remember(k, v);
-    this.pending.clear();
-    this.pendingValues.clear();
+    for (const [k, v] of this.writes) this.remember(k, v);
+    this.writes.clear();
+    this.encoded = undefined;
   }
 
   /**
@@ -108,8 +126,8 @@ export class TaskStore<V> implements KeyValueStore<V> {
    * committed state (the next reads come from RocksDB, which holds only committed writes).
    */
   discard(): void {
-    this.pending.clear();
-    this.pendingValues.clear();
+    this.writes.clear();
+    this.encoded = undefined;
     this.cache.clear();
   }
 
@@ -118,7 +136,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
   }
 
   async get(key: string): Promise<V | undefined> {
-    if (this.pendingValues.has(key)) return this.pendingValues.get(key);
+    if (this.writes.has(key)) return this.writes.get(key);
     if (this.cache.has(key)) return this.cache.get(key);
     const raw = await this.db.get(this.encodeKey(key));
     const value = raw === undefined ? undefined : (JSON.parse(raw.toString('utf8')) as V);
@@ -127,13 +145,13 @@ export class TaskStore<V> implements KeyValueStore<V> {
   }
 
   put(key: string, value: V): void {
-    this.pending.set(key, Buffer.from(JSON.stringify(value), 'utf8'));
-    this.pendingValues.set(key, value);
+    this.writes.set(key, value);
+    this.encoded = undefined;
   }
 
   delete(key: string): void {
-    this.pending.set(key, null);
-    this.pendingValues.set(key, undefined);
+    this.writes.set(key, undefined);
+    this.encoded = undefined;
   }
 
   async *range(query: RangeQuery = {}): AsyncIterable<[string, V]> {
@@ -142,7 +160,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
     const inRange = (k: string): boolean =>
       (lowKey === undefined || k >= lowKey) && (highKey === undefined || k < highKey);
     const reverse = query.reverse ?? false;
-    const pendingKeys = [...this.pending.keys()].filter(inRange).sort();
+    const pendingKeys = [...this.writes.keys()].filter(inRange).sort();
     if (reverse) pendingKeys.reverse();
     const limit = query.limit ?? Infinity;
     let emitted = 0;
@@ -159,30 +177,30 @@ export class TaskStore<V> implements KeyValueStore<V> {
       // Pending keys that sort before this one come first.
       while (pi < pendingKeys.length && before(pendingKeys[pi]!, key)) {
         const pk = pendingKeys[pi++]!;
-        const pv = this.pending.get(pk);
-        if (pv) {
-          yield [pk, decode(pv)];
+        const pv = this.writes.get(pk);
+        if (pv !== undefined) {
+          yield [pk, pv];
           if (++emitted >= limit) return;
         }
       }
       if (pi < pendingKeys.length && pendingKeys[pi] === key) {
-        const pv = this.pending.get(key);
+        const pv = this.writes.get(key);
         pi++;
-        if (pv) {
-          yield [key, decode(pv)];
+        if (pv !== undefined) {
+          yield [key, pv];
           if (++emitted >= limit) return;
         }
         continue;
       }
-      if (this.pending.has(key)) continue;
+      if (this.writes.has(key)) continue;
       yield [key, decode(rawValue)];
       if (++emitted >= limit) return;
     }
     while (pi < pendingKeys.length) {
       const pk = pendingKeys[pi++]!;
-      const pv = this.pending.get(pk);
-      if (pv) {
-        yield [pk, decode(pv)];
+      const pv = this.writes.get(pk);
+      if (pv !== undefined) {
+        yield [pk, pv];
         if (++emitted >= limit) return;
       }
     }
@@ -270,7 +288,7 @@ export class TaskStores {
   }
 
   hasPending(): boolean {
-    for (const s of this.stores.values()) if (s.pending.size > 0) return true;
+    for (const s of this.stores.values()) if (s.pendingCount > 0) return true;
     return false;
   }
 

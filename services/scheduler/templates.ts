@@ -87,9 +87,19 @@ export function urlTemplate(url: string): string {
   return template;
 }
 
+/** Ids of recently seen templates: a host has few templates and every new URL asks for one. */
+const recentIds = new Map<string, string>();
+const RECENT_IDS_KEPT = 20_000;
+
 /** Short stored key of a template: 16 base64url characters of its SHA-1 (collisions ≈ 2^-48 per pair). */
 export function templateId(template: string): string {
-  return createHash('sha1').update(template).digest('base64url').slice(0, 16);
+  let id = recentIds.get(template);
+  if (id === undefined) {
+    id = createHash('sha1').update(template).digest('base64url').slice(0, 16);
+    if (recentIds.size >= RECENT_IDS_KEPT) recentIds.clear();
+    recentIds.set(template, id);
+  }
+  return id;
 }
 
 /** The queue round of the n-th URL (from 0) admitted to a template. */
