@@ -35,7 +35,7 @@ function definition(batch: number, onDone: () => void): ServiceDefinition<LinksR
     createProcessor: () => ({
       async process(records, ctx) {
         const store = ctx.store<number>('counts');
-        for (const r of records) store.put(r.value.url, (r.offset % 7) + 1);
+        for (const r of records) store.put(r.value.type === 'links' ? r.value.source : r.value.url, (r.offset % 7) + 1);
         seen += records.length;
         if (seen >= N) onDone();
       },

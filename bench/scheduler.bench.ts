@@ -20,7 +20,7 @@
 import { parseArgs } from 'node:util';
 import { createHash } from 'node:crypto';
 import { SCHEMA_VERSION } from '../schemas/index.ts';
-import type { DiscoveredLink, FrontierRecord, LinksRecord, OutcomeLink, SeedLink } from '../schemas/index.ts';
+import type { DiscoveredLink, FrontierRecord, UnbundledLinksRecord, LinksRecord, OutcomeLink, SeedLink } from '../schemas/index.ts';
 import { StreamService, createTransport } from '../services/runtime/index.ts';
 import type { ServiceDefinition } from '../services/runtime/index.ts';
 import { schedulerService, CrawlProgress, hostKey } from '../services/scheduler/service.ts';
@@ -71,14 +71,14 @@ function seedRecords(now: number): SeedLink[] {
 }
 
 interface Workload {
-  records: LinksRecord[];
+  records: UnbundledLinksRecord[];
   links: number;
   distinctTargets: number;
 }
 
 /** Breadth-first from every home page; each page passes on the score it collected so far. */
 function backlogWorkload(): Workload {
-  const records: LinksRecord[] = seedRecords(T0);
+  const records: UnbundledLinksRecord[] = seedRecords(T0);
   const score = new Map<string, number>();
   const depth = new Map<string, number>();
   const queue: string[] = [];
@@ -105,7 +105,7 @@ function backlogWorkload(): Workload {
   return { records, links, distinctTargets: depth.size - HOSTS };
 }
 
-function encode(prefix: string, r: LinksRecord): { topic: string; key: string; value: Buffer } {
+function encode(prefix: string, r: UnbundledLinksRecord): { topic: string; key: string; value: Buffer } {
   return { topic: `${prefix}links`, key: hostKey(r.url), value: Buffer.from(JSON.stringify(r)) };
 }
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { version, httpUrl, epochMs, validators, recordPointer, errorCode } from './common.ts';
 import { fetchReason, redirectHop, MAX_REDIRECT_HOPS } from './frontier.ts';
 
-/** Out-links listed on an outcome at most (a page with more still sends every `link` record). */
+/** Out-links listed on an outcome at most (a page with more still sends every link). */
 export const MAX_OUT_LINKS = 2000;
 
 /** What a URL is re-read as on a schedule of its own (docs/feeds.md): a sitemap, a feed or a daily page. */
@@ -62,6 +62,27 @@ export const discoveredLink = z.object({
   kind: sourceKind.optional().describe('The target is itself a sitemap or a feed (a sitemap index child, a page\'s <link rel=alternate> feed): re-read on its own schedule.'),
 });
 
+/** Targets in one `links` bundle at most (bundles are also cut at about BUNDLE_CHARS of URL and anchor text). */
+export const MAX_BUNDLE_TARGETS = 1000;
+export const BUNDLE_CHARS = 256 * 1024;
+
+/** What a bundle lists per target: the URL and the fields that differ from link to link. */
+export const bundleTarget = discoveredLink
+  .pick({ url: true, anchor: true, kind: true, lastmod: true, priority: true, changefreq: true })
+  .extend({ contribution: discoveredLink.shape.contribution.optional().describe("This target's own IPR contribution when it differs from the bundle's (sitemap entries weighted by <priority>).") });
+
+/**
+ * Links of one source page to targets on one host, keyed by that host: the same as one `link`
+ * record per target with the bundle's fields, in one record (a page's ~40 links make a handful of
+ * records instead of 40). Redirect targets travel as single `link` records.
+ */
+export const linkBundle = discoveredLink
+  .pick({ v: true, source: true, depth: true, cgiHops: true, contribution: true, sameSite: true, foundAt: true, propagated: true, startSite: true, via: true })
+  .extend({
+    type: z.literal('links'),
+    targets: z.array(bundleTarget).min(1).max(MAX_BUNDLE_TARGETS).describe('The targets, all on the host of the record key, in page order.'),
+  });
+
 /** The result of one fetch request, keyed by the fetched URL's host (back to the owning partition). */
 export const outcomeLink = z.object({
   v: version,
@@ -120,8 +141,12 @@ export const outcomeLink = z.object({
   fetchedAt: epochMs,
 });
 
-export const linksRecord = z.discriminatedUnion('type', [seedLink, discoveredLink, outcomeLink]);
+export const linksRecord = z.discriminatedUnion('type', [seedLink, discoveredLink, linkBundle, outcomeLink]);
 export type LinksRecord = z.infer<typeof linksRecord>;
 export type SeedLink = z.infer<typeof seedLink>;
 export type DiscoveredLink = z.infer<typeof discoveredLink>;
 export type OutcomeLink = z.infer<typeof outcomeLink>;
+export type LinkBundle = z.infer<typeof linkBundle>;
+export type BundleTarget = z.infer<typeof bundleTarget>;
+/** A `links` record with bundles unpacked: a seed, one link or an outcome. */
+export type UnbundledLinksRecord = Exclude<LinksRecord, LinkBundle>;

@@ -1,7 +1,7 @@
 /**
  * The parser as a stream service: reads `pages`, writes `links` — one outcome per page keyed by the
- * requested URL's host (back to the partition that owns it) and one record per followable link keyed
- * by the target's host, links first. Stateless; at-least-once (the scheduler deduplicates).
+ * requested URL's host (back to the partition that owns it) and its followable links keyed by the
+ * target's host, bundled per host (services/common/link-bundles.ts), links first. Stateless; at-least-once (the scheduler deduplicates).
  *
  * With `workers > 0` pages are parsed in a pool of worker threads (concurrent mode: many pages of a
  * partition in parallel); with 0 they are parsed on the event loop in batches.
@@ -12,6 +12,7 @@ import { serviceSpec } from '../../topology/index.ts';
 import { pageToRecords } from './outcome.ts';
 import type { OutcomeOptions } from './outcome.ts';
 import { hostKey } from '../common/url.ts';
+import { packLinks } from '../common/link-bundles.ts';
 import { ParsePool } from './parse-pool.ts';
 import { loadLanguageDetector } from './language.ts';
 
@@ -35,7 +36,7 @@ export function parserService(options: ParserServiceOptions = {}): ServiceDefini
         createRecordProcessor: () => ({
           async processRecord(r, ctx) {
             const { outcome, links } = await pool.run(r.value, { topic: r.topic, partition: r.partition, offset: String(r.offset) });
-            for (const link of links) ctx.emit('links', hostKey(link.url), link);
+            for (const { key, value } of packLinks(links)) ctx.emit('links', key, value);
             ctx.emit('links', hostKey(r.value.request.url), outcome);
           },
         }),
@@ -51,7 +52,7 @@ export function parserService(options: ParserServiceOptions = {}): ServiceDefini
         await loadLanguageDetector();
         for (const r of records) {
           const { outcome, links } = pageToRecords(r.value, { topic: r.topic, partition: r.partition, offset: String(r.offset) }, outcomeOptions);
-          for (const link of links) ctx.emit('links', hostKey(link.url), link);
+          for (const { key, value } of packLinks(links)) ctx.emit('links', key, value);
           ctx.emit('links', hostKey(r.value.request.url), outcome);
         }
       },

@@ -44,8 +44,6 @@ export function prefixEnd(prefix: string): string {
   return prefix + '\uffff';
 }
 
-type Pending = Map<string, Buffer | null>;
-
 /** Entries kept per store in the read cache (committed values only; absent keys too). */
 const CACHE_ENTRIES = 200_000;
 

@@ -6,11 +6,12 @@
  */
 import type { ProcessorContext, InputRecord } from '../runtime/index.ts';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
-import type { LinksRecord, DiscoveredLink, SeedLink, RedirectHop, ServerRecord, SourceKind } from '../../schemas/index.ts';
+import type { UnbundledLinksRecord, DiscoveredLink, SeedLink, RedirectHop, ServerRecord, SourceKind } from '../../schemas/index.ts';
 import { SCOPE_PREFIX, SERVER_PREFIX, countAtDepth, blcTieBreak, decodeOutLinks, outLinksKey, queueKey, queueKeyRound, roundScore } from './state.ts';
 import type { HostState, UrlState } from './state.ts';
 import { canonicalUrl, moveToOrigin } from '../common/aliases.ts';
 import { hostKey, siteOf, stripUrlParams } from '../common/url.ts';
+import { packLinks } from '../common/link-bundles.ts';
 import { REDIRECT_QUEUE_BOOST, pastHopLimit, queueScore } from './redirects.ts';
 import { hostState, noteScore, ruleFor, schedule, siteUnderCap } from './partition.ts';
 import { hostName, passesFilter, scopeEntry } from './scope.ts';
@@ -20,7 +21,7 @@ import { adoptSource, applyHints, countDiscovery, hintFields, hintsOf, isUrgent 
 import type { LinkHints } from './sources.ts';
 
 /** Seeds and links with the configured session/tracking parameters removed from their URL. */
-export function withStrippedUrl(p: Partition, r: InputRecord<LinksRecord>): InputRecord<LinksRecord> {
+export function withStrippedUrl(p: Partition, r: InputRecord<UnbundledLinksRecord>): InputRecord<UnbundledLinksRecord> {
   const v = r.value;
   if (v.type === 'outcome') return r;
   const url = stripUrlParams(v.url, p.stripFilter);
@@ -35,7 +36,7 @@ const ALIAS_HOP_HEADER = 'meguri-alias-hop';
  * canonical host's partition instead; true when it was forwarded. Scope-only seed copies stay (they
  * are meant for this partition), with their URL on the canonical host.
  */
-export async function forwardToCanonical(p: Partition, r: InputRecord<LinksRecord>, ctx: ProcessorContext): Promise<boolean> {
+export async function forwardToCanonical(p: Partition, r: InputRecord<UnbundledLinksRecord>, ctx: ProcessorContext): Promise<boolean> {
   const v = r.value;
   if (v.type === 'outcome' || r.headers[ALIAS_HOP_HEADER] !== undefined) return false;
   let url = canonicalUrl(v.url, p.aliases);
@@ -268,8 +269,7 @@ async function passOn(p: Partition, url: string, depth: number, amount: number, 
   const share = amount / targets.length;
   const now = ctx.now();
   const site = siteOf(hostKey(url));
-  for (const target of targets) {
-    const record: DiscoveredLink = {
+  const links = targets.map((target): DiscoveredLink => ({
       v: SCHEMA_VERSION,
       type: 'link',
       url: target,
@@ -280,8 +280,7 @@ async function passOn(p: Partition, url: string, depth: number, amount: number, 
       sameSite: siteOf(hostKey(target)) === site,
       foundAt: now,
       propagated: true,
-    };
-    ctx.emit('links', hostKey(target), record);
-  }
+  }));
+  for (const { key, value } of packLinks(links)) ctx.emit('links', key, value);
   p.stats.scorePassedOn++;
 }

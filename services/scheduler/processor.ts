@@ -15,7 +15,8 @@
  * long-term queue), lost.ts (requests without an outcome) — all functions over one Partition record.
  */
 import type { Processor, ProcessorContext, InputRecord } from '../runtime/index.ts';
-import type { LinksRecord } from '../../schemas/index.ts';
+import type { LinksRecord, UnbundledLinksRecord } from '../../schemas/index.ts';
+import { unpackLinks } from '../common/link-bundles.ts';
 import type { SchedulerOptions } from './options.ts';
 import { ReadyHeap } from './ready-heap.ts';
 import { QueueCache } from './queue-cache.ts';
@@ -136,7 +137,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     const urls: string[] = [];
     const hosts = new Set<string>();
     const ledgerKeys: string[] = [];
-    const batch = records.map((r) => withStrippedUrl(p, r));
+    const batch = unbundled(records).map((r) => withStrippedUrl(p, r));
     for (const r of batch) {
       const host = hostKey(r.value.url);
       urls.push(r.value.url);
@@ -164,4 +165,14 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     if (dirty > 0) saveStats(p);
     report(p);
   }
+}
+
+/** The batch with every bundle replaced by the `link` records it stands for (same position and headers). */
+function unbundled(records: readonly InputRecord<LinksRecord>[]): InputRecord<UnbundledLinksRecord>[] {
+  const out: InputRecord<UnbundledLinksRecord>[] = [];
+  for (const r of records) {
+    if (r.value.type !== 'links') out.push(r as InputRecord<UnbundledLinksRecord>);
+    else for (const link of unpackLinks(r.value)) out.push({ ...r, value: link });
+  }
+  return out;
 }

@@ -9,10 +9,11 @@ import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { StreamService, ManualClock } from '../../services/runtime/index.ts';
 import type { Transport } from '../../services/runtime/index.ts';
-import { schedulerService, hostKey, CrawlProgress } from '../../services/scheduler/service.ts';
+import { schedulerService, CrawlProgress } from '../../services/scheduler/service.ts';
 import type { SchedulerOptionsInput } from '../../services/scheduler/service.ts';
 import { SCHEMA_VERSION, frontierRecord } from '../../schemas/index.ts';
 import type { FrontierRecord, LinksRecord, OutcomeLink } from '../../schemas/index.ts';
+import { linksKey } from '../support/scheduler-driver.ts';
 import { transportKinds, openTransport, tempDir, removeDir, readAll, waitFor, uniquePrefix } from '../support/transports.ts';
 import { crawlCatalog } from '../../topology/catalog.ts';
 
@@ -54,7 +55,7 @@ for (const kind of transportKinds) {
     }
 
     async function send(records: LinksRecord[]): Promise<void> {
-      await transport.send(records.map((r) => ({ topic: `${prefix}links`, key: hostKey(r.url), value: Buffer.from(JSON.stringify(r)) })));
+      await transport.send(records.map((r) => ({ topic: `${prefix}links`, key: linksKey(r), value: Buffer.from(JSON.stringify(r)) })));
     }
 
     async function frontier(): Promise<{ key: string | null; value: FrontierRecord }[]> {

@@ -56,10 +56,11 @@ function mutatingCounter(): ServiceDefinition<LinksRecord> {
       async process(records, ctx) {
         const counts = ctx.store<{ n: number }>('counts');
         for (const r of records) {
-          const state = (await counts.get(r.value.url)) ?? { n: 0 };
+          const url = urlOf(r.value);
+          const state = (await counts.get(url)) ?? { n: 0 };
           state.n += 1;
-          counts.put(r.value.url, state);
-          ctx.emit('changes', r.value.url, { v: SCHEMA_VERSION, url: r.value.url, time: ctx.now(), kind: state.n === 1 ? 'new' : 'changed', title: String(state.n) });
+          counts.put(url, state);
+          ctx.emit('changes', url, { v: SCHEMA_VERSION, url, time: ctx.now(), kind: state.n === 1 ? 'new' : 'changed', title: String(state.n) });
         }
       },
     }),
@@ -176,7 +177,7 @@ for (const kind of transportKinds) {
           flushIntervalMs: 20,
           createRecordProcessor: () => ({
             async processRecord(record, ctx) {
-              ctx.emit('changes', record.value.url, { v: SCHEMA_VERSION, url: record.value.url, time: 1, kind: 'new', title: String(record.offset) });
+              ctx.emit('changes', urlOf(record.value), { v: SCHEMA_VERSION, url: urlOf(record.value), time: 1, kind: 'new', title: String(record.offset) });
             },
           }),
         },
@@ -238,7 +239,7 @@ for (const kind of transportKinds) {
           maxInFlight: 2,
           createRecordProcessor: () => ({
             async processRecord(record, ctx) {
-              const url = record.value.url;
+              const url = urlOf(record.value);
               const page: PageRecord = {
                 v: SCHEMA_VERSION,
                 request: { v: SCHEMA_VERSION, requestId: `r-${record.offset}`, url, host: new URL(url).hostname, reason: 'seed', score: 0, depth: 0, cgiHops: 0, attempt: 1, issuedAt: 1 },
@@ -452,3 +453,8 @@ describe('fencing, handovers, long work and crashes on kafka', { timeout: 300_00
     }
   });
 });
+
+/** The URL a test record is about (these tests send seeds and single links). */
+function urlOf(record: LinksRecord): string {
+  return record.type === 'links' ? record.source : record.url;
+}

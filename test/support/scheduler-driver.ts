@@ -12,6 +12,7 @@ import type { SchedulerOptionsInput } from '../../services/scheduler/service.ts'
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { FrontierRecord, LinksRecord, OutcomeLink, TopicRecords, DiscoveredLink } from '../../schemas/index.ts';
 import { crawlCatalog } from '../../topology/catalog.ts';
+import { linksOf } from '../../services/common/link-bundles.ts';
 
 export const T0 = Date.UTC(2026, 0, 1);
 
@@ -43,7 +44,7 @@ export async function openSchedulerDriver(options: SchedulerOptionsInput, driver
 
   const send = async (records: LinksRecord | readonly LinksRecord[]): Promise<void> => {
     const list = Array.isArray(records) ? (records as readonly LinksRecord[]) : [records as LinksRecord];
-    await driver.pipeInput('links', list.map((value) => ({ key: hostKey(value.url), value })));
+    await driver.pipeInput('links', list.map((value) => ({ key: linksKey(value), value })));
   };
 
   const advance = async (ms: number): Promise<void> => {
@@ -121,7 +122,7 @@ export async function openSchedulerDriver(options: SchedulerOptionsInput, driver
   };
 
   /** Records of an output topic so far, as plain objects. */
-  const events = (topic: 'changes' | 'revisits' | 'links' | 'frontier'): Record<string, unknown>[] => driver.allOutput(topic).map((r) => r.value as unknown as Record<string, unknown>);
+  const events = (topic: 'changes' | 'revisits' | 'links' | 'frontier'): Record<string, unknown>[] => driver.allOutput(topic).flatMap((r) => (topic === 'links' ? linksOf(r.value as LinksRecord) : [r.value]) as unknown as Record<string, unknown>[]);
 
   /** Closes the driver; nothing may have been dead-lettered but the `expectedDeadLetters` codes. */
   const stop = async (expectedDeadLetters: readonly string[] = []): Promise<void> => {
@@ -136,3 +137,8 @@ export async function openSchedulerDriver(options: SchedulerOptionsInput, driver
 export const seed = (url: string, addedAt = T0): LinksRecord => ({ v: SCHEMA_VERSION, type: 'seed', url, addedAt });
 
 export const link = (url: string, source: string, extra: Partial<DiscoveredLink> = {}): DiscoveredLink => ({ v: SCHEMA_VERSION, type: 'link', url, source, depth: 1, cgiHops: 0, contribution: 0.5, sameSite: true, foundAt: T0, ...extra });
+
+/** The key a `links` record travels under: its URL's host (a bundle's targets share one host). */
+export function linksKey(value: LinksRecord): string {
+  return hostKey(value.type === 'links' ? value.targets[0]!.url : value.url);
+}

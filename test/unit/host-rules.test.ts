@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { HostRules } from '../../services/scheduler/host-rules.ts';
 import type { HostRulesSource } from '../../services/scheduler/host-rules.ts';
 import { TestDriver } from '../../services/runtime/index.ts';
-import { schedulerService, hostKey, CrawlProgress } from '../../services/scheduler/service.ts';
+import { schedulerService, CrawlProgress } from '../../services/scheduler/service.ts';
 import type { SchedulerOptionsInput } from '../../services/scheduler/service.ts';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { FrontierRecord, LinksRecord, TopicRecords } from '../../schemas/index.ts';
 import { crawlCatalog } from '../../topology/catalog.ts';
-import { seed, link, T0 } from '../support/scheduler-driver.ts';
+import { seed, link, linksKey, T0 } from '../support/scheduler-driver.ts';
 
 describe('host rules file', () => {
   it('exact host first, then the longest *.domain pattern (the domain itself included); ports ignored', () => {
@@ -58,7 +58,7 @@ describe('host rules in the scheduler', () => {
       schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, minIntervalMs: 0, politeness: { kFactor: 0 }, ...options }, { progress, hostRules: source }),
       { catalog: crawlCatalog, partitions: 1, startMs: T0 },
     );
-    const send = (records: LinksRecord[]): Promise<void> => driver.pipeInput('links', records.map((value) => ({ key: hostKey(value.url), value })));
+    const send = (records: LinksRecord[]): Promise<void> => driver.pipeInput('links', records.map((value) => ({ key: linksKey(value), value })));
     const answer = (req: FrontierRecord, extra: object = {}): Promise<void> =>
       send([
         req.reason === 'robots'

@@ -16,6 +16,7 @@ import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { FrontierRecord, LinksRecord } from '../../schemas/index.ts';
 import { hostRows } from '../../services/cli/stats.ts';
 import { tempDir, removeDir } from '../support/transports.ts';
+import { linksOf } from '../../services/common/link-bundles.ts';
 
 const scoreLink = (url: string, source: string, contribution: number): LinksRecord => link(url, source, { contribution });
 
@@ -85,8 +86,8 @@ describe('scheduler on the test driver: ordering strategies', () => {
     ]);
     // b (score 2) received 5 ≥ 1.5 × 2 and passes it to d; c is in flight and keeps nothing going.
     assert.deepEqual([records[2]!.source, records[2]!.url, records[2]!.contribution], ['http://v.test/b', 'http://v.test/d', 5]);
-    // Keyed by the receiving host, like every link.
-    assert.deepEqual(h.driver.allOutput('links').map((r) => r.key), ['v.test', 'v.test', 'v.test']);
+    // Keyed by the receiving host, like every link (a's two in one bundle).
+    assert.deepEqual(h.driver.allOutput('links').map((r) => [r.key, linksOf(r.value).length]), [['v.test', 2], ['v.test', 1]]);
     // A small amount does not travel: 1 < 1.5 × (2 + 10).
     await h.send(scoreLink('http://v.test/a', 'http://w.test/other', 1));
     await h.advance(1000);

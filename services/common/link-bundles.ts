@@ -1,0 +1,111 @@
+/**
+ * Links travel in bundles: one `links` record per (source page, target host) instead of one record
+ * per link. Every record costs the same to append, read, decode, validate and route whatever its
+ * size, and a page's ~40 links mostly point to its own host, so a page makes a handful of records.
+ * The parser (and the scheduler, passing score on) packs; the scheduler unpacks into the very
+ * `link` records it would have received one by one, so everything after unpacking is unchanged.
+ */
+import { SCHEMA_VERSION, BUNDLE_CHARS, MAX_BUNDLE_TARGETS } from '../../schemas/index.ts';
+import type { BundleTarget, DiscoveredLink, LinkBundle, LinksRecord, UnbundledLinksRecord } from '../../schemas/index.ts';
+import { hostKey } from './url.ts';
+
+export interface KeyedLinks {
+  /** The target host (the record key). */
+  readonly key: string;
+  readonly value: DiscoveredLink | LinkBundle;
+}
+
+/** Fields a bundle shares: links agreeing on all of them (and on the target host) are packed together. */
+function sharedKey(l: DiscoveredLink): string {
+  return `${l.source}\u0000${l.depth}\u0000${l.cgiHops}\u0000${l.sameSite ? 1 : 0}\u0000${l.foundAt}\u0000${l.propagated ? 1 : 0}\u0000${l.startSite ?? ''}\u0000${l.via ?? ''}`;
+}
+
+function targetOf(l: DiscoveredLink, bundleContribution: number): BundleTarget {
+  const t: BundleTarget = { url: l.url };
+  if (l.anchor !== undefined) t.anchor = l.anchor;
+  if (l.kind !== undefined) t.kind = l.kind;
+  if (l.lastmod !== undefined) t.lastmod = l.lastmod;
+  if (l.priority !== undefined) t.priority = l.priority;
+  if (l.changefreq !== undefined) t.changefreq = l.changefreq;
+  if (l.contribution !== bundleContribution) t.contribution = l.contribution;
+  return t;
+}
+
+function bundleOf(first: DiscoveredLink, targets: BundleTarget[]): LinkBundle {
+  const b: LinkBundle = {
+    v: SCHEMA_VERSION,
+    type: 'links',
+    source: first.source,
+    depth: first.depth,
+    cgiHops: first.cgiHops,
+    contribution: first.contribution,
+    sameSite: first.sameSite,
+    foundAt: first.foundAt,
+    targets,
+  };
+  if (first.propagated) b.propagated = true;
+  if (first.startSite !== undefined) b.startSite = first.startSite;
+  if (first.via !== undefined) b.via = first.via;
+  return b;
+}
+
+/**
+ * Packs links into keyed records: bundles per target host and shared fields, in the order each
+ * host first appears; a host with a single link, and every redirect target, stays a `link` record.
+ */
+export function packLinks(links: readonly DiscoveredLink[]): KeyedLinks[] {
+  const groups = new Map<string, { key: string; links: DiscoveredLink[] }>();
+  const out: KeyedLinks[] = [];
+  for (const l of links) {
+    const key = hostKey(l.url);
+    if (l.redirect !== undefined) {
+      out.push({ key, value: l });
+      continue;
+    }
+    const g = `${key}\u0001${sharedKey(l)}`;
+    let group = groups.get(g);
+    if (!group) groups.set(g, (group = { key, links: [] }));
+    group.links.push(l);
+  }
+  for (const { key, links: group } of groups.values()) {
+    if (group.length === 1) {
+      out.push({ key, value: group[0]! });
+      continue;
+    }
+    let first = group[0]!;
+    let targets: BundleTarget[] = [];
+    let chars = 0;
+    for (const l of group) {
+      const size = l.url.length + (l.anchor?.length ?? 0);
+      if (targets.length > 0 && (targets.length >= MAX_BUNDLE_TARGETS || chars + size > BUNDLE_CHARS)) {
+        out.push({ key, value: bundleOf(first, targets) });
+        first = l;
+        targets = [];
+        chars = 0;
+      }
+      targets.push(targetOf(l, first.contribution));
+      chars += size;
+    }
+    out.push({ key, value: bundleOf(first, targets) });
+  }
+  return out;
+}
+
+/** The `link` records a bundle stands for, in its order. */
+export function unpackLinks(bundle: LinkBundle): DiscoveredLink[] {
+  const { targets, type: _type, ...shared } = bundle;
+  return targets.map((t) => {
+    const link: DiscoveredLink = { ...shared, type: 'link', url: t.url, contribution: t.contribution ?? shared.contribution };
+    if (t.anchor !== undefined) link.anchor = t.anchor;
+    if (t.kind !== undefined) link.kind = t.kind;
+    if (t.lastmod !== undefined) link.lastmod = t.lastmod;
+    if (t.priority !== undefined) link.priority = t.priority;
+    if (t.changefreq !== undefined) link.changefreq = t.changefreq;
+    return link;
+  });
+}
+
+/** A `links` record as the records it stands for: a bundle's links, or the record itself. */
+export function linksOf(record: LinksRecord): UnbundledLinksRecord[] {
+  return record.type === 'links' ? unpackLinks(record) : [record];
+}

@@ -1,0 +1,55 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SCHEMA_VERSION, linksRecord, MAX_BUNDLE_TARGETS } from '../../schemas/index.ts';
+import type { DiscoveredLink } from '../../schemas/index.ts';
+import { linksOf, packLinks, unpackLinks } from '../../services/common/link-bundles.ts';
+
+const base = { v: SCHEMA_VERSION, type: 'link', source: 'http://a.test/p', depth: 2, cgiHops: 0, contribution: 0.25, foundAt: 1000 } as const;
+const to = (url: string, extra: Partial<DiscoveredLink> = {}): DiscoveredLink => ({ ...base, url, sameSite: url.startsWith('http://a.test'), ...extra });
+
+test('links are packed per target host and unpack to exactly the links given', () => {
+  const links = [to('http://a.test/1', { anchor: 'one' }), to('http://b.test/x'), to('http://a.test/2'), to('http://c.test:8080/'), to('http://a.test/3', { kind: 'feed' }), to('http://c.test:8080/y')];
+  const packed = packLinks(links);
+  assert.deepEqual(packed.map((r) => [r.key, r.value.type]), [['a.test', 'links'], ['b.test', 'link'], ['c.test:8080', 'links']]);
+  for (const r of packed) assert.equal(linksRecord.safeParse(r.value).success, true);
+  const back = packed.flatMap((r) => linksOf(r.value));
+  const byUrl = (a: { url: string }, b: { url: string }): number => a.url.localeCompare(b.url);
+  assert.deepEqual([...back].sort(byUrl), [...links].sort(byUrl));
+  // Within a host the page order holds.
+  assert.deepEqual(back.filter((l) => l.url.startsWith('http://a.test')).map((l) => l.url), ['http://a.test/1', 'http://a.test/2', 'http://a.test/3']);
+});
+
+test('per-target fields survive; links differing in shared fields or carrying a redirect are not mixed', () => {
+  const links = [
+    to('http://a.test/s1', { via: 'sitemap', contribution: 0.1, lastmod: 5, priority: 0.8, changefreq: 'daily' }),
+    to('http://a.test/s2', { via: 'sitemap', contribution: 0.3 }),
+    to('http://a.test/s3', { via: 'sitemap', contribution: 0.1 }),
+    to('http://a.test/deep', { depth: 3 }),
+    to('http://a.test/r', { redirect: [{ url: 'http://a.test/old', status: 301 }] }),
+    to('http://a.test/deeper', { depth: 3, startSite: 'a.test' }),
+  ];
+  const packed = packLinks(links);
+  assert.equal(packed.length, 4);
+  const bundle = packed.find((r) => r.value.type === 'links')!.value;
+  assert.equal(bundle.type, 'links');
+  if (bundle.type !== 'links') return;
+  assert.equal(bundle.via, 'sitemap');
+  assert.deepEqual(bundle.targets[1], { url: 'http://a.test/s2', contribution: 0.3 });
+  assert.deepEqual(unpackLinks(bundle), links.slice(0, 3));
+  assert.ok(packed.some((r) => r.value.type === 'link' && r.value.redirect !== undefined));
+});
+
+test('large groups are cut into bundles of at most MAX_BUNDLE_TARGETS targets', () => {
+  const links = Array.from({ length: MAX_BUNDLE_TARGETS * 2 + 5 }, (_, i) => to(`http://a.test/${i}`));
+  const packed = packLinks(links);
+  assert.deepEqual(packed.map((r) => (r.value.type === 'links' ? r.value.targets.length : 1)), [MAX_BUNDLE_TARGETS, MAX_BUNDLE_TARGETS, 5]);
+  assert.deepEqual(packed.flatMap((r) => linksOf(r.value)), links);
+  for (const r of packed) assert.equal(linksRecord.safeParse(r.value).success, true);
+});
+
+test('a bundle with no targets, or a target that is not an http(s) URL, is not a valid record', () => {
+  const bundle = { v: SCHEMA_VERSION, type: 'links', source: 'http://a.test/', depth: 1, cgiHops: 0, contribution: 1, sameSite: true, foundAt: 1 };
+  assert.equal(linksRecord.safeParse({ ...bundle, targets: [] }).success, false);
+  assert.equal(linksRecord.safeParse({ ...bundle, targets: [{ url: 'ftp://a.test/' }] }).success, false);
+  assert.equal(linksRecord.safeParse({ ...bundle, targets: [{ url: 'http://a.test/x' }] }).success, true);
+});
