@@ -5,8 +5,10 @@
  * proportion to the number of page links instead. Damping 0.85; the rank of servers without
  * out-links to other servers is spread over all servers. Scores are scaled so the top server has 10.
  */
+import { pageRank, DEFAULT_DAMPING } from '../common/pagerank.ts';
+import type { LinkGraph } from '../common/pagerank.ts';
 
-export const DAMPING = 0.85;
+export const DAMPING = DEFAULT_DAMPING;
 export const TOP_SCORE = 10;
 
 export interface ServerGraph {
@@ -73,38 +75,13 @@ export function serverPageRank(g: ServerGraph, opts: RankOptions = {}): RankResu
   const maxIt = opts.maxIterations ?? 1000;
   const n = g.hosts.length;
   if (n === 0) return { ranks: [], iterations: 0, weighted, edges: 0 };
-  const totals = g.out.map((m) => (weighted ? [...m.values()].reduce((a, b) => a + b, 0) : m.size));
   const inServers = new Array<number>(n).fill(0);
   let edges = 0;
   for (const m of g.out) for (const t of m.keys()) {
     inServers[t]!++;
     edges++;
   }
-  let r = new Float64Array(n).fill(1 / n);
-  let next = new Float64Array(n);
-  let it = 0;
-  while (it < maxIt) {
-    it++;
-    next.fill(0);
-    let dangling = 0;
-    for (let v = 0; v < n; v++) {
-      const total = totals[v]!;
-      if (total === 0) {
-        dangling += r[v]!;
-        continue;
-      }
-      for (const [t, w] of g.out[v]!) next[t]! += (r[v]! * (weighted ? w : 1)) / total;
-    }
-    const base = (1 - d) / n + (d * dangling) / n;
-    let diff = 0;
-    for (let v = 0; v < n; v++) {
-      const x = base + d * next[v]!;
-      diff += Math.abs(x - r[v]!);
-      next[v] = x;
-    }
-    [r, next] = [next, r];
-    if (diff < tol) break;
-  }
+  const { rank: r, iterations: it } = pageRank(toLinkGraph(g, edges, weighted), { damping: d, tolerance: tol, maxIterations: maxIt });
   let max = 0;
   for (let v = 0; v < n; v++) max = Math.max(max, r[v]!);
   const ranks: ServerRank[] = g.hosts.map((host, v) => ({
@@ -116,4 +93,23 @@ export function serverPageRank(g: ServerGraph, opts: RankOptions = {}): RankResu
   }));
   ranks.sort((a, b) => b.score - a.score || (a.host < b.host ? -1 : a.host > b.host ? 1 : 0));
   return { ranks, iterations: it, weighted, edges };
+}
+
+/** The server graph in CSR form, each node's edges in the order they were first seen. */
+function toLinkGraph(g: ServerGraph, edges: number, weighted: boolean): LinkGraph {
+  const n = g.hosts.length;
+  const offsets = new Uint32Array(n + 1);
+  const targets = new Uint32Array(edges);
+  const weights = weighted ? new Float64Array(edges) : undefined;
+  let i = 0;
+  for (let v = 0; v < n; v++) {
+    offsets[v] = i;
+    for (const [t, w] of g.out[v]!) {
+      targets[i] = t;
+      if (weights) weights[i] = w;
+      i++;
+    }
+  }
+  offsets[n] = i;
+  return weights ? { n, offsets, targets, weights } : { n, offsets, targets };
 }

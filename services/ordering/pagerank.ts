@@ -1,53 +1,9 @@
 /** True PageRank and reachability on CSR graphs (the simulator's ground truth). */
 import type { Graph } from './graph.ts';
 
-export interface PageRankOptions {
-  damping?: number;
-  /** Stop when the L1 change of one iteration is below this. Default 1e-10. */
-  tolerance?: number;
-  maxIterations?: number;
-}
-
-/**
- * Power iteration: r' = (1-d)/n + d * (sum over in-links r(u)/out(u) + dangling/n), dangling mass
- * (pages without out-links) redistributed uniformly. Returns ranks summing to 1.
- */
-export function pageRank(g: Graph, opts: PageRankOptions = {}): { rank: Float64Array; iterations: number } {
-  const d = opts.damping ?? 0.85;
-  const tol = opts.tolerance ?? 1e-10;
-  const maxIt = opts.maxIterations ?? 1000;
-  const n = g.n;
-  if (n === 0) return { rank: new Float64Array(0), iterations: 0 };
-  const { offsets, targets } = g;
-  let r = new Float64Array(n).fill(1 / n);
-  let next = new Float64Array(n);
-  let it = 0;
-  while (it < maxIt) {
-    it++;
-    next.fill(0);
-    let dangling = 0;
-    for (let v = 0; v < n; v++) {
-      const s = offsets[v]!;
-      const e = offsets[v + 1]!;
-      if (s === e) {
-        dangling += r[v]!;
-        continue;
-      }
-      const share = r[v]! / (e - s);
-      for (let i = s; i < e; i++) next[targets[i]!]! += share;
-    }
-    const base = (1 - d) / n + (d * dangling) / n;
-    let diff = 0;
-    for (let v = 0; v < n; v++) {
-      const x = base + d * next[v]!;
-      diff += Math.abs(x - r[v]!);
-      next[v] = x;
-    }
-    [r, next] = [next, r];
-    if (diff < tol) break;
-  }
-  return { rank: r, iterations: it };
-}
+// The power iteration itself is shared with the analyzer's server ranking; a Graph is a LinkGraph.
+export { pageRank } from '../common/pagerank.ts';
+export type { PageRankOptions } from '../common/pagerank.ts';
 
 /** Nodes reachable from `seed` following out-links, in BFS order. */
 export function reachable(g: Graph, seed: number): Uint32Array {

@@ -6,43 +6,19 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { EmbeddedTransport } from '../../services/runtime/index.ts';
 import { tempDir, removeDir, readAll } from '../support/transports.ts';
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const bin = join(root, 'bin/meguri.js');
-
-function meguri(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, MEGURI_LOG_LEVEL: 'warn' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 150_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+import { TestWeb, cliCrawl } from '../support/crawl-check.ts';
 
 describe('server discovery through meguri crawl --mode discovery', { timeout: 500_000 }, () => {
-  let server: Server;
+  let web: TestWeb;
   let port = 0;
-  const hits: string[] = [];
   const dirs: string[] = [];
 
   const pages = (): Record<string, Record<string, string[]>> => {
-    const u = (h: string, p = '/'): string => `http://${h}:${port}${p}`;
+    const u = (h: string, p = '/'): string => web.url(h, p);
     const list = [...Array.from({ length: 20 }, (_, i) => `/item?id=${i}`), ...Array.from({ length: 40 }, (_, i) => `/p${i}`)];
     return {
       'example.jp': { '/': ['/a', u('www.example.jp'), u('s1.net')], '/a': [] },
@@ -59,45 +35,34 @@ describe('server discovery through meguri crawl --mode discovery', { timeout: 50
   };
 
   before(async () => {
-    server = createServer((req, res) => {
-      const host = (req.headers.host ?? '').replace(/:\d+$/, '');
-      const path = req.url ?? '/';
-      hits.push(`${host}${path}`);
+    web = await TestWeb.start((host, path) => {
       const links = path === '/robots.txt' ? undefined : pages()[host]?.[path];
-      if (!links) {
-        res.writeHead(404).end();
-        return;
-      }
+      if (!links) return { status: 404 };
       const words = Array.from({ length: 30 }, (_, i) => `${host.replace(/\W/g, '')}${path.replace(/\W/g, '')}w${i}`).join(' ');
-      res.writeHead(200, { 'content-type': 'text/html' });
-      res.end(`<html><head><title>${host}${path}</title></head><body><p>${words}</p>${links.map((l) => `<a href="${l}">${l}</a>`).join(' ')}</body></html>`);
+      return { status: 200, contentType: 'text/html', body: `<html><head><title>${host}${path}</title></head><body><p>${words}</p>${links.map((l) => `<a href="${l}">${l}</a>`).join(' ')}</body></html>` };
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    port = (server.address() as AddressInfo).port;
+    port = web.port;
   });
   after(async () => {
-    await new Promise((r) => server.close(r));
+    await web.close();
     dirs.forEach(removeDir);
   });
 
   async function discover(seeds: string[], extra: string[]) {
     const dir = tempDir();
     dirs.push(dir);
-    hits.length = 0;
-    const r = await meguri([
-      'crawl', ...seeds.map((h) => { const [name, ...path] = h.split('/'); return `http://${name}:${port}/${path.join('/')}`; }),
-      '--mode', 'discovery',
-      '--dns', 'static', '--resolve', '*.jp=127.0.0.1', '--resolve', '*.net=127.0.0.1', '--resolve', 'example.jp=127.0.0.1', '--resolve', 'start.jp=127.0.0.1',
-      '--until-idle', '--no-progress', '--min-interval', '0.01', '--partitions', '3',
-      '--data', join(dir, 'data'), '--summary-json', join(dir, 'summary.json'), '--out', join(dir, 'out'),
-      ...extra,
-    ]);
-    assert.equal(r.code, 0, r.stderr);
-    const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Record<string, unknown> & { perDepth: { depth: number; pagesCrawled: number; externalServersFound: number }[] };
+    const summary = await cliCrawl<Record<string, unknown> & { perDepth: { depth: number; pagesCrawled: number; externalServersFound: number }[] }>({
+      web,
+      seeds: seeds.map((h) => { const [name, ...path] = h.split('/'); return web.url(name!, `/${path.join('/')}`); }),
+      resolve: ['*.jp=127.0.0.1', '*.net=127.0.0.1', 'example.jp=127.0.0.1', 'start.jp=127.0.0.1'],
+      dir,
+      args: ['--mode', 'discovery', '--min-interval', '0.01', '--partitions', '3', '--out', join(dir, 'out'), ...extra],
+      timeoutMs: 150_000,
+    });
     const log = await EmbeddedTransport.open({ dir: join(dir, 'data') });
     const servers = (await readAll(log, 'servers')).map((rec) => JSON.parse(rec.value!) as { host: string; startSite: string });
     await log.close();
-    const fetched = [...new Set(hits.filter((h) => !h.endsWith('/robots.txt')))].sort();
+    const fetched = [...new Set(web.accessLog().map((r) => `${r.host}${r.path}`).filter((h) => !h.endsWith('/robots.txt')))].sort();
     return { summary, servers, fetched, out: join(dir, 'out') };
   }
 

@@ -6,13 +6,14 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HostileWeb, HOSTILE_DOMAIN } from '../support/hostile-web.ts';
 import type { HostileRequest } from '../support/hostile-web.ts';
 import { tempDir, removeDir } from '../support/transports.ts';
+import { cliCrawl } from '../support/crawl-check.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bin = join(root, 'bin/meguri.js');
@@ -58,8 +59,6 @@ describe('hostile web, black box', { timeout: 420_000 }, () => {
   let summary: Summary;
   let outcomes: Outcome[];
   let peakMb = 0;
-  let exitCode: number | null = null;
-  let stderr = '';
   const paths = (host: string): string[] => web.requests(host).map((r) => r.path);
   const fetchedPaths = (host: string): string[] => paths(host).filter((p) => p !== '/robots.txt');
   const outcomeFor = (host: string, path: string): Outcome | undefined => outcomes.find((o) => o.url === web.url(host, path));
@@ -70,32 +69,15 @@ describe('hostile web, black box', { timeout: 420_000 }, () => {
     const config = join(dir, 'scheduler.json');
     // Back-off and parking scaled down so failing hosts finish within the test.
     writeFileSync(config, JSON.stringify({ politeness: { kFactor: 1, maxDelay1Ms: 200, maxDelay2Ms: 200, backoffBaseMs: 50, backoffMaxMs: 500, parkBaseMs: 500, parkMaxMs: 1000 } }));
-    const args = [
-      bin, 'crawl', ...web.seeds(),
-      '--data', join(dir, 'data'),
-      '--partitions', '2',
-      '--dns', 'static',
-      '--resolve', `*.${HOSTILE_DOMAIN}=127.0.0.1`,
-      '--until-idle',
-      '--no-sitemaps',
-      '--min-interval', '0.05',
-      '--timeout', '2',
-      '--user-agent', USER_AGENT,
-      '--scheduler-config', config,
-      '--summary-json', join(dir, 'summary.json'),
-      '--no-progress',
-    ];
-    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, MEGURI_LOG_LEVEL: 'warn' } });
-    child.stderr.on('data', (d: Buffer) => {
-      if (stderr.length < 200_000) stderr += d.toString('utf8');
-    });
-    const poll = setInterval(() => (peakMb = Math.max(peakMb, peakRssMb(child.pid!))), 100);
-    const killer = setTimeout(() => child.kill('SIGKILL'), 300_000);
-    exitCode = await new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    clearInterval(poll);
-    clearTimeout(killer);
-    assert.equal(exitCode, 0, `meguri crawl failed:\n${stderr.slice(-4000)}`);
-    summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')) as Summary;
+    let poll: NodeJS.Timeout | undefined;
+    summary = await cliCrawl<Summary>({
+      seeds: web.seeds(),
+      resolve: [`*.${HOSTILE_DOMAIN}=127.0.0.1`],
+      dir,
+      args: ['--partitions', '2', '--no-sitemaps', '--min-interval', '0.05', '--timeout', '2', '--user-agent', USER_AGENT, '--scheduler-config', config],
+      timeoutMs: 300_000,
+      onSpawn: (child) => (poll = setInterval(() => (peakMb = Math.max(peakMb, peakRssMb(child.pid!))), 100)),
+    }).finally(() => clearInterval(poll));
     outcomes = tail(join(dir, 'data'), 'links').filter((r): r is Outcome => (r as { type?: string }).type === 'outcome');
   });
 

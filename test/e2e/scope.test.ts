@@ -5,47 +5,20 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { tempDir, removeDir } from '../support/transports.ts';
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const bin = join(root, 'bin/meguri.js');
+import { TestWeb, cliCrawl, runMeguri } from '../support/crawl-check.ts';
 
 function page(title: string, links: string[]): string {
   return `<!doctype html><html><head><title>${title}</title></head><body><p>${title}: a page of the scope test web.</p>${links.map((l) => `<a href="${l}">${l}</a>`).join(' ')}</body></html>`;
 }
 
-function meguri(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, MEGURI_LOG_LEVEL: 'warn' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
 describe('crawl scope through meguri crawl', { timeout: 400_000 }, () => {
-  let server: Server;
-  let port = 0;
-  const hits: string[] = [];
+  let web: TestWeb;
   const dirs: string[] = [];
 
   // www.a.test links to its own pages, a subdomain of a.test, another domain, and (two hops on) a third.
   const site = (host: string, path: string): { status: number; body: string } => {
-    const u = (h: string, p: string): string => `http://${h}:${port}${p}`;
+    const u = (h: string, p: string): string => web.url(h, p);
     if (path === '/robots.txt') return { status: 404, body: '' };
     const pages: Record<string, Record<string, string[]>> = {
       'www.a.test': {
@@ -64,36 +37,27 @@ describe('crawl scope through meguri crawl', { timeout: 400_000 }, () => {
   };
 
   before(async () => {
-    server = createServer((req, res) => {
-      const host = (req.headers.host ?? '').replace(/:\d+$/, '');
-      hits.push(`${host}${req.url ?? '/'}`);
-      const { status, body } = site(host, req.url ?? '/');
-      res.writeHead(status, { 'content-type': status === 200 ? 'text/html; charset=utf-8' : 'text/plain' });
-      res.end(body);
+    web = await TestWeb.start((host, path) => {
+      const { status, body } = site(host, path);
+      return { status, body, contentType: status === 200 ? 'text/html; charset=utf-8' : 'text/plain' };
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    port = (server.address() as AddressInfo).port;
   });
   after(async () => {
-    await new Promise((r) => server.close(r));
+    await web.close();
     dirs.forEach(removeDir);
   });
 
   async function crawl(extra: string[]): Promise<{ summary: Record<string, number | string>; requested: string[] }> {
     const dir = tempDir();
     dirs.push(dir);
-    hits.length = 0;
-    const summaryFile = join(dir, 'summary.json');
-    const r = await meguri([
-      'crawl', `http://www.a.test:${port}/`,
-      '--dns', 'static', '--resolve', '*.test=127.0.0.1', '--resolve', 'c.test=127.0.0.1',
-      '--until-idle', '--no-progress', '--no-sitemaps', '--min-interval', '0.01', '--partitions', '2',
-      '--data', join(dir, 'data'), '--summary-json', summaryFile,
-      ...extra,
-    ]);
-    assert.equal(r.code, 0, r.stderr);
-    const summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as Record<string, number | string>;
-    return { summary, requested: [...new Set(hits)].sort() };
+    const summary = await cliCrawl<Record<string, number | string>>({
+      web,
+      seeds: [web.url('www.a.test')],
+      resolve: ['*.test=127.0.0.1', 'c.test=127.0.0.1'],
+      dir,
+      args: ['--no-sitemaps', '--min-interval', '0.01', '--partitions', '2', ...extra],
+    });
+    return { summary, requested: [...new Set(web.accessLog().map((r) => `${r.host}${r.path}`))].sort() };
   }
 
   it('default (domain): the seed\'s registrable domain and its subdomains, nothing else requested', async () => {
@@ -122,7 +86,7 @@ describe('crawl scope through meguri crawl', { timeout: 400_000 }, () => {
   });
 
   it('a bad regular expression is refused before anything starts', async () => {
-    const r = await meguri(['crawl', 'http://www.a.test/', '--include', '(unclosed', '--dns', 'static', '--no-progress']);
+    const r = await runMeguri(['crawl', 'http://www.a.test/', '--include', '(unclosed', '--dns', 'static', '--no-progress']);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /--include "\(unclosed"/);
   });

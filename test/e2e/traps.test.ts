@@ -7,23 +7,9 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { tempDir, removeDir } from '../support/transports.ts';
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const bin = join(root, 'bin/meguri.js');
-
-interface Hit {
-  host: string;
-  path: string;
-}
+import { TestWeb, cliCrawl } from '../support/crawl-check.ts';
 
 const fresh = (): string => randomBytes(6).toString('hex');
 
@@ -59,66 +45,34 @@ function serve(host: string, path: string): { status: number; body: string } {
   return { status: 404, body: '' };
 }
 
-function meguri(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, MEGURI_LOG_LEVEL: 'warn' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 150_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
 describe('spider traps through meguri crawl', { timeout: 400_000 }, () => {
-  let server: Server;
-  let port = 0;
-  const hits: Hit[] = [];
+  let web: TestWeb;
   const dirs: string[] = [];
 
   before(async () => {
-    server = createServer((req, res) => {
-      const host = (req.headers.host ?? '').replace(/:\d+$/, '');
-      hits.push({ host, path: req.url ?? '/' });
-      const { status, body } = serve(host, req.url ?? '/');
-      res.writeHead(status, { 'content-type': status === 200 ? 'text/html; charset=utf-8' : 'text/plain' });
-      res.end(body);
+    web = await TestWeb.start((host, path) => {
+      const { status, body } = serve(host, path);
+      return { status, body, contentType: status === 200 ? 'text/html; charset=utf-8' : 'text/plain' };
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    port = (server.address() as AddressInfo).port;
   });
   after(async () => {
-    await new Promise((r) => server.close(r));
+    await web.close();
     dirs.forEach(removeDir);
   });
 
   async function crawl(hosts: string[], extra: string[]): Promise<{ summary: Record<string, number | string>; byHost: Map<string, string[]> }> {
     const dir = tempDir();
     dirs.push(dir);
-    hits.length = 0;
-    const summaryFile = join(dir, 'summary.json');
-    const r = await meguri([
-      'crawl',
-      ...hosts.map((h) => `http://${h}:${port}/`),
-      '--dns', 'static',
-      '--resolve', '*.sim.test=127.0.0.1',
-      '--until-idle',
-      '--no-progress',
-      '--no-sitemaps',
-      '--min-interval', '0.02',
-      '--data', join(dir, 'data'),
-      '--summary-json', summaryFile,
-      ...extra,
-    ]);
-    assert.equal(r.code, 0, r.stderr);
-    const summary = JSON.parse(readFileSync(summaryFile, 'utf8')) as Record<string, number | string>;
+    const summary = await cliCrawl<Record<string, number | string>>({
+      web,
+      seeds: hosts.map((h) => web.url(h)),
+      resolve: ['*.sim.test=127.0.0.1'],
+      dir,
+      args: ['--no-sitemaps', '--min-interval', '0.02', ...extra],
+      timeoutMs: 150_000,
+    });
     const byHost = new Map<string, string[]>();
-    for (const h of hits) {
+    for (const h of web.accessLog()) {
       if (h.path === '/robots.txt') continue;
       const list = byHost.get(h.host) ?? [];
       list.push(h.path);
