@@ -3,8 +3,8 @@
  * requested URL's host (back to the partition that owns it) and its followable links keyed by the
  * target's host, bundled per host (services/common/link-bundles.ts), links first. Stateless; at-least-once (the scheduler deduplicates).
  *
- * With `workers > 0` pages are parsed in a pool of worker threads (concurrent mode: many pages of a
- * partition in parallel); with 0 they are parsed on the event loop in batches.
+ * With `workers > 0` each batch of pages is parsed in a pool of worker threads; with 0 on the event
+ * loop. Either way a batch's records are emitted in input order.
  */
 import type { PageRecord, TopicRecords } from '../../schemas/index.ts';
 import type { ServiceDefinition } from '../runtime/index.ts';
@@ -26,21 +26,23 @@ export function parserService(options: ParserServiceOptions = {}): ServiceDefini
   const { workers = 0, ...outcomeOptions } = options;
   const base = { name: spec.name, inputs: spec.reads, outputs: spec.writes, guarantee: spec.guarantee };
   if (workers > 0) {
+    // A batch goes to the pool whole and its records are emitted in order once all are parsed:
+    // the event loop moves records and schedules while the workers parse, and batches stay as
+    // large as without workers (many small commits cost the scheduler more than parsing does).
     const pool = new ParsePool(workers, outcomeOptions.languages !== undefined ? { languages: outcomeOptions.languages } : {});
     return {
       ...base,
-      maxBatchRecords: 500,
-      concurrent: {
-        maxInFlight: 64,
-        flushIntervalMs: 10,
-        createRecordProcessor: () => ({
-          async processRecord(r, ctx) {
-            const { outcome, links } = await pool.run(r.value, { topic: r.topic, partition: r.partition, offset: String(r.offset) });
+      maxBatchRecords: 200,
+      createProcessor: () => ({
+        async process(records, ctx) {
+          const parsed = await Promise.all(records.map((r) => pool.run(r.value, { topic: r.topic, partition: r.partition, offset: String(r.offset) })));
+          for (let i = 0; i < records.length; i++) {
+            const { outcome, links } = parsed[i]!;
             for (const { key, value } of packLinks(links)) ctx.emit('links', key, value);
-            ctx.emit('links', hostKey(r.value.request.url), outcome);
-          },
-        }),
-      },
+            ctx.emit('links', hostKey(records[i]!.value.request.url), outcome);
+          }
+        },
+      }),
       close: () => pool.close(),
     };
   }
