@@ -260,20 +260,53 @@ export function urlResolver(base: string, opts?: NormalizeOptions): (raw: string
  * default one (robots.txt and politeness both apply per scheme+host+port authority).
  * Returns '' when `url` is not an absolute URL.
  */
+/**
+ * The port in url[from, to) is kept as written by the WHATWG parser: 1–5 digits, no leading zero,
+ * at most 65535, not the scheme's default (which the parser drops).
+ */
+function plainPort(url: string, from: number, to: number, schemeEnd: number): boolean {
+  const n = to - from;
+  if (n < 1 || n > 5 || url.charCodeAt(from) === 48 /* 0 */) return false;
+  let port = 0;
+  for (let i = from; i < to; i++) {
+    const d = url.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return false;
+    port = port * 10 + d;
+  }
+  if (port > 65535) return false;
+  const scheme = url.slice(0, schemeEnd).toLowerCase();
+  return (scheme === 'http' && port !== 80) || (scheme === 'https' && port !== 443);
+}
+
+/**
+ * A host name the WHATWG parser keeps as written: labels of [a-z0-9_-], none empty, and either a
+ * last label that is not a number or a canonical dotted quad (other numeric forms are IPv4
+ * shorthands the parser rewrites or rejects).
+ */
+function plainHostName(host: string): boolean {
+  if (!/^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/.test(host)) return false;
+  const labels = host.split('.');
+  if (!/^[0-9]+$/.test(labels[labels.length - 1]!)) return true;
+  return labels.length === 4 && labels.every((l) => /^(0|[1-9][0-9]{0,2})$/.test(l) && Number(l) <= 255);
+}
+
 export function hostOf(url: string): string {
   const start = url.indexOf('://');
   if (start > 0 && start < 6) {
     let end = start + 3;
     let plain = true;
+    let colon = -1;
     for (; end < url.length; end++) {
       const c = url.charCodeAt(end);
       if (c === 47 /* / */ || c === 63 /* ? */ || c === 35 /* # */) break;
-      // userinfo, upper case, a port or escapes: let the real parser decide
-      if (c === 64 /* @ */ || c === 58 /* : */ || c === 37 /* % */ || c === 92 /* \ */ || (c >= 65 && c <= 90)) {
+      if (c === 58 /* : */ && colon < 0) colon = end;
+      // userinfo, upper case, IPv6, a second colon or escapes: let the real parser decide
+      else if (c === 64 /* @ */ || c === 58 /* : */ || c === 37 /* % */ || c === 92 /* \ */ || c === 91 /* [ */ || (c >= 65 && c <= 90)) {
         plain = false;
       }
     }
-    if (plain && end > start + 3) return url.slice(start + 3, end);
+    if (plain && colon > start + 3 && plainPort(url, colon + 1, end, start) && plainHostName(url.slice(start + 3, colon))) return url.slice(start + 3, end);
+    if (plain && colon < 0 && end > start + 3) return url.slice(start + 3, end);
   }
   try {
     return new URL(url).host;

@@ -148,6 +148,39 @@ test('hostOf', () => {
   assert.equal(hostOf('not a url'), '');
 });
 
+test('hostOf answers like the WHATWG parser for every port form', () => {
+  const urls = [
+    'http://h0.sim.test:45465/p/1.html',
+    'http://a.test:80/x',
+    'https://a.test:443',
+    'https://a.test:80/',
+    'http://a.test:080/',
+    'http://a.test:/',
+    'http://a.test:65535?q',
+    'http://a.test:65536/',
+    'http://127.0.0.1:8080/x',
+    'http://9:8080/',
+    'http://0x7f.1:81/',
+    'http://a.0:81/',
+    'http://A.test:8080/',
+    'http://u@a.test:81/',
+    'http://a.test:8a/',
+    'ftp://a.test:21/',
+    'ws://a.test:80/',
+    'http://a.test:1:2/',
+    'http://]:8/',
+  ];
+  for (const url of urls) {
+    let expected = '';
+    try {
+      expected = new URL(url).host;
+    } catch {
+      // not a URL: hostOf answers ''
+    }
+    assert.equal(hostOf(url), expected, url);
+  }
+});
+
 test('siteOf: registrable domain on known suffixes, full host otherwise', () => {
   assert.equal(siteOf('example.com'), 'example.com');
   assert.equal(siteOf('www.example.com'), 'example.com');

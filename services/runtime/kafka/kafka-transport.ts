@@ -297,9 +297,13 @@ export class KafkaTransport implements Transport {
         })),
       });
     } catch (err) {
-      // A concurrent creator may have won the race; only fail if a topic is still missing.
-      const now = new Set(await admin.listTopics());
-      if (missing.some((t) => !now.has(t.name))) throw err;
+      // Created, but not yet in the metadata kafkajs waited on (UNKNOWN_TOPIC_OR_PARTITION is
+      // retriable): waitForMetadata below waits for it. Otherwise a concurrent creator may have
+      // won the race; only fail if a topic is still missing.
+      if ((err as { retriable?: unknown }).retriable !== true) {
+        const now = new Set(await admin.listTopics());
+        if (missing.some((t) => !now.has(t.name))) throw err;
+      }
     }
     await this.waitForMetadata(admin, missing.map((t) => t.name));
     for (const t of missing) this.partitionCounts.set(t.name, t.partitions);
