@@ -284,9 +284,23 @@ function plainPort(url: string, from: number, to: number, schemeEnd: number): bo
  * shorthands the parser rewrites or rejects).
  */
 function plainHostName(host: string): boolean {
-  if (!/^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/.test(host)) return false;
+  let labelStart = 0;
+  let numericLabel = true;
+  for (let i = 0; i <= host.length; i++) {
+    const c = i < host.length ? host.charCodeAt(i) : 46; /* . ends the last label */
+    if (c === 46) {
+      if (i === labelStart) return false; // empty label
+      labelStart = i + 1;
+      if (i < host.length) numericLabel = true;
+      continue;
+    }
+    const digit = c >= 48 && c <= 57;
+    if (!digit && !(c >= 97 && c <= 122) && c !== 45 /* - */ && c !== 95 /* _ */) return false;
+    if (!digit) numericLabel = false;
+  }
+  if (!numericLabel) return true;
+  // An IPv4 address: only its canonical dotted-quad form is kept as written.
   const labels = host.split('.');
-  if (!/^[0-9]+$/.test(labels[labels.length - 1]!)) return true;
   return labels.length === 4 && labels.every((l) => /^(0|[1-9][0-9]{0,2})$/.test(l) && Number(l) <= 255);
 }
 
