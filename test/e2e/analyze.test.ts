@@ -114,16 +114,19 @@ describe('meguri analyze on a demo crawl', { timeout: 300_000 }, () => {
       for (const p of topic.partitions) {
         for await (const batch of transport.readPartition('links', p.partition, p.low, p.high)) {
           for (const r of batch) {
-            const v = JSON.parse(r.value!.toString('utf8')) as { type: string; url: string; source?: string; result?: string; propagated?: boolean; redirect?: unknown; reason?: string };
+            const v = JSON.parse(r.value!.toString('utf8')) as { type: string; url: string; source?: string; result?: string; propagated?: boolean; redirect?: unknown; reason?: string; targets?: { url: string }[] };
             if (v.type === 'outcome' && v.result === 'ok' && v.reason !== 'robots') nodes.add(new URL(v.url).hostname);
-            if (v.type !== 'link' || v.propagated === true || v.redirect !== undefined || v.source === undefined) continue;
-            const from = new URL(v.source).hostname;
-            const to = new URL(v.url).hostname;
-            nodes.add(from);
-            nodes.add(to);
-            if (from === to) continue;
-            if (!out.has(from)) out.set(from, new Set());
-            out.get(from)!.add(to);
+            if ((v.type !== 'link' && v.type !== 'links') || v.propagated === true || v.redirect !== undefined || v.source === undefined) continue;
+            // A `links` bundle lists its targets (all on one host) under the shared source.
+            for (const target of v.type === 'links' ? v.targets! : [v]) {
+              const from = new URL(v.source).hostname;
+              const to = new URL(target.url).hostname;
+              nodes.add(from);
+              nodes.add(to);
+              if (from === to) continue;
+              if (!out.has(from)) out.set(from, new Set());
+              out.get(from)!.add(to);
+            }
           }
         }
       }
