@@ -26,7 +26,10 @@ export function schedulerService(input: SchedulerOptionsInput = {}, extras: Sche
     outputs: spec.writes,
     stores: spec.stores,
     guarantee: spec.guarantee,
-    maxBatchRecords: 1000,
+    // Records, not links: a bundle carries a page's links to one host (~7 records per page). About
+    // 1,000 links per batch keeps dispatch frequent and the event loop free for the fetcher's
+    // sockets, whose timings the politeness interval is computed from.
+    maxBatchRecords: 150,
     createProcessor: (partition) => new SchedulerProcessor(partition, options, { ...extras, progress, loadBoards: boards, ipSlots }),
     registerMetrics: (registry) => {
       registerHostLoadMetrics(registry, boards);
