@@ -2,7 +2,8 @@
  * How long `meguri` takes to start: `meguri --help` and `meguri crawl --help` run from the compiled
  * dist/ and from the sources through tsx (MEGURI_NO_DIST=1), alternated, each in a fresh process;
  * and `npx meguri --help` (npm's own start-up included). Prints the median and range of CPU time
- * (user + system, the whole process) and wall time per variant.
+ * (user + system, the whole process) and wall time per variant, and what the stamp check that
+ * bin/meguri.js makes at every start costs.
  *
  *   npm run bench:startup -- [--runs 5] [--json]
  *
@@ -88,9 +89,18 @@ const rows = variants.map((v) => {
     'wall ms (range)': `${Math.round(Math.min(...wall))}–${Math.round(Math.max(...wall))}`,
   };
 });
+// What bin/meguri.js adds to every start: reading the stamp and one stat per source entry.
+const checks = 50;
+const c0 = process.cpuUsage();
+const t0 = performance.now();
+for (let i = 0; i < checks; i++) checkStamp(root);
+const c = process.cpuUsage(c0);
+const stampCheck = { wallMs: (performance.now() - t0) / checks, cpuMs: (c.user + c.system) / 1000 / checks };
+
 const machine = machineInfo();
-if (values.json) console.log(JSON.stringify({ machine, date: new Date().toISOString(), results: rows }, null, 2));
+if (values.json) console.log(JSON.stringify({ machine, date: new Date().toISOString(), results: rows, stampCheck }, null, 2));
 else {
   console.log(machineLine(machine));
   console.table(rows);
+  console.log(`stamp check (bin/meguri.js, every start): ${stampCheck.wallMs.toFixed(2)} ms wall, ${stampCheck.cpuMs.toFixed(2)} ms CPU (mean of ${checks}, warm cache)`);
 }
