@@ -518,8 +518,9 @@ export function buildProgram(): Command {
       const data = flags.data || mkdtempSync(join(tmpdir(), 'meguri-demo-'));
       const options = await withSpeed(crawlOptions(m, web.homeUrls(), { ...flags, data, dns: 'static', untilIdle: flags.untilIdle ?? (flags.maxPages === undefined) }, explicitOptions(cmd), resolve), flags.speed);
       console.error(`simulated web: ${flags.hosts} hosts × ${flags.pages} pages on ${web.ips.join(',')}:${web.port}; data in ${data}`);
-      const { demoCountryTable } = await import('./live-view.ts');
-      const summary = await crawlWithDisplay(m, options, flags, demoCountryTable(web.ips));
+      // The live view (--ui) places the simulated web's addresses in countries of its own.
+      const liveCountries = uiPort(flags.ui) !== undefined ? (await import('./live-view.ts')).demoCountryTable(web.ips) : [];
+      const summary = await crawlWithDisplay(m, options, flags, liveCountries);
       const agent = (flags.userAgent ?? 'meguri').split(/[/ ]/)[0] ?? 'meguri';
       const plan = web.expectedFetchSet({ seeds: web.homeUrls(), maxDepth: flags.maxDepth, userAgent: agent });
       report(summary, flags.summaryJson, { simulatedWeb: { hosts: flags.hosts, pagesPerHost: flags.pages, reachableAllowedPages: plan.urls.size, requestsServed: web.accessLog().length } });
