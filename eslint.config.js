@@ -46,7 +46,7 @@ function serviceBoundaries() {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.cache/**', '.data/**', 'schemas/json/**', 'deploy/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'dist/**', '.cache/**', '.data/**', 'schemas/json/**', 'deploy/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

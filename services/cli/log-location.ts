@@ -4,7 +4,6 @@
  */
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
-import { createTransport, embeddedLogDir } from '../runtime/index.ts';
 import type { Transport } from '../runtime/index.ts';
 
 export interface LogLocation {
@@ -25,6 +24,8 @@ export function addLogLocation(cmd: Command): Command {
  * an embedded log instead of creating an empty one there.
  */
 export async function openLog(at: LogLocation, opts: { existing?: boolean } = {}): Promise<Transport> {
+  // Loaded here, not at the top: `addLogLocation` builds `--help` text, which needs no log.
+  const { createTransport, embeddedLogDir } = await import('../runtime/index.ts');
   const brokers = at.kafka ? at.kafka.split(',').map((b) => b.trim()).filter(Boolean) : [];
   if (brokers.length === 0 && opts.existing === true && !existsSync(embeddedLogDir(at.data))) {
     throw new Error(`no embedded crawl in ${at.data} (is --data the crawl's data directory? or pass --kafka)`);

@@ -4,42 +4,22 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFileSync, writeFileSync, mkdtempSync, mkdirSync } from 'node:fs';
-import { depthCsv, depthChartSvg } from '../common/discovery-report.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCrawl, seedOutRecords, seedRecords } from './crawl.ts';
+// Only what builds the commands and checks their flags is imported here; each command imports the
+// modules it runs when it runs (below), so `meguri --help` and a command's help load no crawler.
 import type { CrawlOptions, CrawlSummary } from './crawl.ts';
-import { startProgress } from './progress-display.ts';
-import { runServiceCommand } from './run-service.ts';
-import { chooseReplication, topicsCreate, topicsDescribe } from './topics.ts';
-import { createLogger, loadRuntimeConfig, silentLogger } from '../runtime/index.ts';
-import { watchHostRules } from './host-rules-file.ts';
-import { parseAliasFile } from '../common/aliases.ts';
-import { robotsCheckCommand } from '../scheduler/robots/cli.ts';
-import { parseCommand } from '../parser/cli.ts';
+import type { Logger } from '../runtime/index.ts';
 import { parseLanguageList } from '../parser/language-tags.ts';
-import { createResolver, parseResolveEntry } from '../fetcher/dns.ts';
+import { parseResolveEntry } from '../fetcher/resolve-entry.ts';
 import { parseCidr } from '../fetcher/address-policy.ts';
-import { defaultUserAgent, fetchTimeouts, FETCHER_DEFAULTS } from '../fetcher/fetch.ts';
-import { SimWeb } from '../simweb/index.ts';
-import { ScaledClock } from '../runtime/index.ts';
-import { changingDemoTable, runChangingDemo, scaledTimers } from './demo-changing.ts';
-import { simulateCommand } from '../ordering/cli.ts';
-import { discoverySimulateCommand } from '../ordering/discovery-cli.ts';
-import { statsCrawlCommand, statsHostsCommand } from './stats.ts';
-import { readSchedulerConfig, schedulerDefaults } from './scheduler-config.ts';
-import { tailCommand } from './tail.ts';
-import { replayAnalyses, replayCommand } from './replay.ts';
+import { FETCHER_DEFAULTS } from '../fetcher/defaults.ts';
 import type { ReplayFlags } from './replay.ts';
-import { addLogLocation, openLog } from './log-location.ts';
+import { replayAnalyses } from './replay-analyses.ts';
+import { addLogLocation } from './log-location.ts';
 import type { LogLocation } from './log-location.ts';
-import { analyze, isJob } from '../analyze/command.ts';
 import { JOBS } from '../analyze/jobs.ts';
 import type { ScanProgress } from '../analyze/scan.ts';
-import { exportWarc } from '../warc/export.ts';
-import { runWarcSinkCommand } from './run-warc.ts';
-import { demoCountryTable, runDashboardCommand, startLiveView } from './live-view.ts';
-import { parseTime } from './tail.ts';
 
 const VERSION = '0.1.0';
 
@@ -125,7 +105,7 @@ function rate(v: string): number {
 const ALIAS_HELP = 'server aliases: one "alias canonical" pair of host names per line (# comments); URLs on an alias are crawled on the canonical host (seeds, links, scheduler state)';
 
 /** Reads --alias-file (or MEGURI_ALIAS_FILE) into alias → canonical; a bad file stops the command with the line named. */
-function readAliases(file: string | undefined): Record<string, string> {
+function readAliases(file: string | undefined, { parseAliasFile }: typeof import('../common/aliases.ts')): Record<string, string> {
   if (file === undefined || file === '') return {};
   let text: string;
   try {
@@ -277,7 +257,25 @@ function explicitOptions(cmd: Command): Set<string> {
   return new Set(Object.keys(cmd.opts()).filter((k) => cmd.getOptionValueSource(k) === 'cli'));
 }
 
-function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, extraResolve: string[] = []): CrawlOptions {
+/** The modules that turn crawl flags into a running crawl, loaded when `crawl` or `demo` starts. */
+async function loadCrawlModules() {
+  const [crawl, fetch, dns, runtime, topics, schedulerConfig, aliases] = await Promise.all([
+    import('./crawl.ts'),
+    import('../fetcher/fetch.ts'),
+    import('../fetcher/dns.ts'),
+    import('../runtime/index.ts'),
+    import('./topics.ts'),
+    import('./scheduler-config.ts'),
+    import('../common/aliases.ts'),
+  ]);
+  return { crawl, fetch, dns, runtime, topics, schedulerConfig, aliases };
+}
+type CrawlModules = Awaited<ReturnType<typeof loadCrawlModules>>;
+
+function crawlOptions(m: CrawlModules, urls: string[], flags: CrawlFlags, explicit: Set<string>, extraResolve: string[] = []): CrawlOptions {
+  const { readSchedulerConfig } = m.schedulerConfig;
+  const { defaultUserAgent, fetchTimeouts } = m.fetch;
+  const { createLogger, loadRuntimeConfig } = m.runtime;
   const seeds = [...urls, ...(flags.seedsFile ? readSeedsFile(flags.seedsFile) : [])];
   const file = readSchedulerConfig(flags.schedulerConfig);
   const userAgent = flags.userAgent ?? file.userAgent ?? defaultUserAgent(flags.contact);
@@ -312,7 +310,7 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
   };
   const env = loadRuntimeConfig({ transport: 'embedded' });
   // Explicit replication is honoured or fails; the defaults fit themselves to a small cluster.
-  const chosen = chooseReplication(flags, env);
+  const chosen = m.topics.chooseReplication(flags, env);
   const sources = [
     ...(flags.feedsFile ? readSeedsFile(flags.feedsFile).map((url) => ({ url, kind: 'feed' as const })) : []),
     ...(flags.dailyFile ? readSeedsFile(flags.dailyFile).map((url) => ({ url, kind: 'daily' as const })) : []),
@@ -345,7 +343,7 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
       ...trapBounds,
       ...sourceSettings,
       ...scope,
-      ...(flags.aliasFile !== undefined ? { aliases: { ...file.aliases, ...readAliases(flags.aliasFile) } } : {}),
+      ...(flags.aliasFile !== undefined ? { aliases: { ...file.aliases, ...readAliases(flags.aliasFile, m.aliases) } } : {}),
       ...(Object.keys(politenessFlags).length > 0 ? { politeness: { ...file.politeness, ...politenessFlags } } : {}),
       userAgent,
     },
@@ -353,11 +351,11 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
       userAgent,
       ...fetchTimeouts(flags.timeout),
       ...(maxPerIp !== undefined ? { perIpConcurrency: maxPerIp } : {}),
-      resolver: createResolver({ mode: flags.dns, resolve: [...extraResolve, ...flags.resolve] }),
+      resolver: m.dns.createResolver({ mode: flags.dns, resolve: [...extraResolve, ...flags.resolve] }),
       allowAddresses: flags.allowAddress,
     },
     logger,
-    ...scaledClockSettings(flags),
+    ...scaledClockSettings(flags, m.runtime.ScaledClock),
   };
 }
 
@@ -366,14 +364,15 @@ function crawlOptions(urls: string[], flags: CrawlFlags, explicit: Set<string>, 
  * shorten every politeness interval n times, so it is refused unless names resolve only through
  * --resolve (--dns static). Scheduler timers keep their wall cadence.
  */
-function scaledClockSettings(flags: CrawlFlags): Pick<CrawlOptions, 'clock'> {
+function scaledClockSettings(flags: CrawlFlags, ScaledClock: CrawlModules['runtime']['ScaledClock']): Pick<CrawlOptions, 'clock'> {
   if (flags.speed === undefined || flags.speed === 1) return {};
   if (flags.dns !== 'static') throw new InvalidArgumentError('--speed is only for simulated webs: give --dns static (and --resolve) as well');
   return { clock: new ScaledClock(Date.now(), flags.speed) };
 }
 
-function withSpeed(options: CrawlOptions, speed: number | undefined): CrawlOptions {
+async function withSpeed(options: CrawlOptions, speed: number | undefined): Promise<CrawlOptions> {
   if (speed === undefined || speed === 1) return options;
+  const { scaledTimers } = await import('./demo-changing.ts');
   return { ...options, scheduler: { ...scaledTimers(speed), ...options.scheduler } };
 }
 
@@ -385,9 +384,10 @@ function uiPort(ui: string | boolean | undefined): number | undefined {
   return n;
 }
 
-async function crawlWithDisplay(options: CrawlOptions, flags: CrawlFlags, liveCountries: readonly string[] = []): Promise<CrawlSummary> {
+async function crawlWithDisplay(m: CrawlModules, options: CrawlOptions, flags: CrawlFlags, liveCountries: readonly string[] = []): Promise<CrawlSummary> {
   const port = uiPort(flags.ui);
   if (port !== undefined) {
+    const { startLiveView } = await import('./live-view.ts');
     const country = [...flags.country, ...liveCountries];
     options = {
       ...options,
@@ -395,22 +395,28 @@ async function crawlWithDisplay(options: CrawlOptions, flags: CrawlFlags, liveCo
     };
   }
   // A bad rules file stops the command here, before anything starts, with the key named.
-  const hostRules = flags.hostRules !== undefined ? watchHostRules(flags.hostRules, options.logger ?? silentLogger) : undefined;
+  const hostRules = flags.hostRules !== undefined ? await watchHostRulesFile(flags.hostRules, options.logger ?? m.runtime.silentLogger) : undefined;
   try {
-    return await crawlWithSignals({ ...options, ...(hostRules ? { hostRules } : {}) }, flags);
+    return await crawlWithSignals(m, { ...options, ...(hostRules ? { hostRules } : {}) }, flags);
   } finally {
     hostRules?.close();
   }
 }
 
-async function crawlWithSignals(options: CrawlOptions, flags: CrawlFlags): Promise<CrawlSummary> {
+async function watchHostRulesFile(file: string, logger: Logger): Promise<ReturnType<typeof import('./host-rules-file.ts').watchHostRules>> {
+  const { watchHostRules } = await import('./host-rules-file.ts');
+  return watchHostRules(file, logger);
+}
+
+async function crawlWithSignals(m: CrawlModules, options: CrawlOptions, flags: CrawlFlags): Promise<CrawlSummary> {
+  const { startProgress } = await import('./progress-display.ts');
   const abort = new AbortController();
   const onSignal = (): void => abort.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   const display = startProgress(flags.progress, options.maxPages);
   try {
-    return await runCrawl({ ...options, signal: abort.signal, onProgress: (p) => display.update(p) });
+    return await m.crawl.runCrawl({ ...options, signal: abort.signal, onProgress: (p) => display.update(p) });
   } finally {
     display.stop();
     process.off('SIGINT', onSignal);
@@ -440,11 +446,13 @@ export function buildProgram(): Command {
       .argument('[urls...]', 'seed URLs'),
     { minInterval: 10, dns: 'system' },
   ).action(async (urls: string[], flags: CrawlFlags, cmd: Command) => {
-    const options = withSpeed(crawlOptions(urls, flags, explicitOptions(cmd)), flags.speed);
+    const m = await loadCrawlModules();
+    const options = await withSpeed(crawlOptions(m, urls, flags, explicitOptions(cmd)), flags.speed);
     if (options.seeds.length === 0 && (options.sources ?? []).length === 0) throw new InvalidArgumentError('give seed URLs, --seeds-file, --feeds-file or --daily-file (or add seeds to a running crawl with `meguri seed`)');
-    const summary = await crawlWithDisplay(options, flags);
+    const summary = await crawlWithDisplay(m, options, flags);
     report(summary, flags.summaryJson);
     if (flags.out !== undefined && summary.perDepth) {
+      const { depthCsv, depthChartSvg } = await import('../common/discovery-report.ts');
       mkdirSync(flags.out, { recursive: true });
       const series = [{ name: 'crawl', rows: summary.perDepth }];
       writeFileSync(join(flags.out, 'discovery.csv'), depthCsv(series));
@@ -466,7 +474,10 @@ export function buildProgram(): Command {
       .option('--shift-jis <share>', 'share of leaf pages in Japanese, Shift_JIS encoded (default 0)', share('--shift-jis')),
     { minInterval: 0.1, dns: 'static', data: '' },
   ).action(async (flags: CrawlFlags & { hosts: number; pages: number; webSeed: number; changing?: boolean; duration?: number; ips?: string[]; duplicates?: number; shiftJis?: number }, cmd: Command) => {
+    const m = await loadCrawlModules();
     if (flags.changing) {
+      const { changingDemoTable, runChangingDemo, scaledTimers } = await import('./demo-changing.ts');
+      const { startProgress } = await import('./progress-display.ts');
       const speed = flags.speed ?? 3600;
       const display = startProgress(flags.progress, undefined);
       try {
@@ -478,7 +489,7 @@ export function buildProgram(): Command {
           durationS: flags.duration ?? 60,
           dataDir: flags.data,
           crawlOptions: (seeds, resolve, data) => {
-            const o = crawlOptions(seeds, { ...flags, data, dns: 'static', speed: undefined }, explicitOptions(cmd), resolve);
+            const o = crawlOptions(m, seeds, { ...flags, data, dns: 'static', speed: undefined }, explicitOptions(cmd), resolve);
             return { ...o, scheduler: { ...scaledTimers(speed), ...o.scheduler } };
           },
           onProgress: (p) => display.update(p),
@@ -494,6 +505,7 @@ export function buildProgram(): Command {
       return;
     }
     const special = { ...(flags.duplicates !== undefined ? { duplicate: flags.duplicates } : {}), ...(flags.shiftJis !== undefined ? { shiftJis: flags.shiftJis } : {}) };
+    const { SimWeb } = await import('../simweb/index.ts');
     const web = await SimWeb.start({
       seed: flags.webSeed,
       hosts: flags.hosts,
@@ -504,9 +516,11 @@ export function buildProgram(): Command {
     try {
       const resolve = Object.entries(web.resolveMap()).map(([pattern, ip]) => `${pattern}=${ip}`);
       const data = flags.data || mkdtempSync(join(tmpdir(), 'meguri-demo-'));
-      const options = withSpeed(crawlOptions(web.homeUrls(), { ...flags, data, dns: 'static', untilIdle: flags.untilIdle ?? (flags.maxPages === undefined) }, explicitOptions(cmd), resolve), flags.speed);
+      const options = await withSpeed(crawlOptions(m, web.homeUrls(), { ...flags, data, dns: 'static', untilIdle: flags.untilIdle ?? (flags.maxPages === undefined) }, explicitOptions(cmd), resolve), flags.speed);
       console.error(`simulated web: ${flags.hosts} hosts × ${flags.pages} pages on ${web.ips.join(',')}:${web.port}; data in ${data}`);
-      const summary = await crawlWithDisplay(options, flags, demoCountryTable(web.ips));
+      // The live view (--ui) places the simulated web's addresses in countries of its own.
+      const liveCountries = uiPort(flags.ui) !== undefined ? (await import('./live-view.ts')).demoCountryTable(web.ips) : [];
+      const summary = await crawlWithDisplay(m, options, flags, liveCountries);
       const agent = (flags.userAgent ?? 'meguri').split(/[/ ]/)[0] ?? 'meguri';
       const plan = web.expectedFetchSet({ seeds: web.homeUrls(), maxDepth: flags.maxDepth, userAgent: agent });
       report(summary, flags.summaryJson, { simulatedWeb: { hosts: flags.hosts, pagesPerHost: flags.pages, reachableAllowedPages: plan.urls.size, requestsServed: web.accessLog().length } });
@@ -549,9 +563,9 @@ export function buildProgram(): Command {
     .option('--host <addr>', 'dashboard: address the live view binds (or MEGURI_DASHBOARD_HOST; default 127.0.0.1, 0.0.0.0 in a pod)')
     .option('--country <range=CC>', 'dashboard: place an address or CIDR range in a country (repeatable)', (v: string, prev: string[]) => [...prev, v], [])
     .action(async (service: 'scheduler' | 'fetcher' | 'parser' | 'warc' | 'dashboard', flags: Record<string, unknown>) => {
-      if (service === 'warc') return runWarcSinkCommand(flags);
-      if (service === 'dashboard') return runDashboardCommand(flags);
-      await runServiceCommand(service, flags);
+      if (service === 'warc') return (await import('./run-warc.ts')).runWarcSinkCommand(flags);
+      if (service === 'dashboard') return (await import('./live-view.ts')).runDashboardCommand(flags);
+      await (await import('./run-service.ts')).runServiceCommand(service, flags);
     });
 
   addLogLocation(
@@ -562,13 +576,14 @@ export function buildProgram(): Command {
       .option('--alias-file <file>', ALIAS_HELP)
       .addOption(new Option('--kind <kind>', 'add them as feeds or daily pages, re-read on their own schedule (as --feeds-file / --daily-file)').choices(['feed', 'daily'])),
   ).action(async (urls: string[], flags: LogLocation & { aliasFile?: string; kind?: 'feed' | 'daily' }) => {
+    const [{ openLog }, { seedOutRecords, seedRecords }, aliasModule] = await Promise.all([import('./log-location.ts'), import('./crawl.ts'), import('../common/aliases.ts')]);
     const transport = await openLog(flags);
     try {
       const topic = `${flags.topicPrefix}links`;
       const described = await transport.describeTopic(topic);
       if (!described) throw new InvalidArgumentError(`topic ${topic} does not exist: start a crawl or run \`meguri topics create\` first`);
       const kind = flags.kind;
-      const aliases = new Map(Object.entries(readAliases(flags.aliasFile ?? process.env.MEGURI_ALIAS_FILE)));
+      const aliases = new Map(Object.entries(readAliases(flags.aliasFile ?? process.env.MEGURI_ALIAS_FILE, aliasModule)));
       const { records, rejected } = seedRecords(kind ? urls.map((url) => ({ url, kind })) : urls, Date.now(), aliases);
       for (const r of rejected) console.error(`rejected ${r.url}: ${r.reason}`);
       // Every partition learns the new seeds' hosts/domains: they extend a host/domain scope.
@@ -591,6 +606,7 @@ export function buildProgram(): Command {
     .option('--with-page', 'print each record with the pages record its `page` pointer names')
     .option('--limit <n>', 'stop after n records', int('--limit', 1))
     .action(async (topic: string, flags: { kafka?: string; data: string; topicPrefix: string; since?: string; follow?: boolean; withPage?: boolean; limit?: number }) => {
+      const { tailCommand } = await import('./tail.ts');
       const abort = new AbortController();
       const onSignal = (): void => abort.abort();
       process.once('SIGINT', onSignal);
@@ -613,6 +629,7 @@ export function buildProgram(): Command {
     .option('--group <id>', 'instead of reading, set this consumer group\'s committed offsets to the start of the stretch (the group must not be running)')
     .option('--limit <n>', 'stop after n records', int('--limit', 1))
     .action(async (topic: string, flags: ReplayFlags) => {
+      const { replayCommand } = await import('./replay.ts');
       const report = await replayCommand(topic, flags, (line) => process.stdout.write(line + '\n'), (line) => console.error(line));
       if (report.invalid > 0) {
         console.error(`${report.invalid} record(s) could not be used`);
@@ -639,6 +656,7 @@ export function buildProgram(): Command {
     .option('--country-table <file>', 'geo: file of RANGE=CC lines, consulted after --country, before the database')
     .option('--no-progress', 'no progress lines on stderr')
     .action(async (job: string, hosts: string[], flags: LogLocation & { since?: string; until?: string; json?: boolean; out?: string; weighted?: boolean; top?: number; workDir?: string; country: string[]; countryTable?: string; progress: boolean }) => {
+      const [{ analyze, isJob }, { parseTime }, { openLog }] = await Promise.all([import('../analyze/command.ts'), import('./tail.ts'), import('./log-location.ts')]);
       if (!isJob(job)) throw new InvalidArgumentError(`unknown job ${job}`);
       const since = flags.since !== undefined ? parseTime(flags.since, '--since') : undefined;
       const until = flags.until !== undefined ? parseTime(flags.until, '--until') : undefined;
@@ -692,6 +710,7 @@ export function buildProgram(): Command {
     .option('--no-gzip', 'plain .warc files')
     .option('--json', 'print the report as JSON')
     .action(async (flags: LogLocation & { out: string; since?: string; until?: string; maxFileBytes: number; prefix?: string; userAgent?: string; gzip: boolean; json?: boolean }) => {
+      const [{ exportWarc }, { parseTime }, { openLog }] = await Promise.all([import('../warc/export.ts'), import('./tail.ts'), import('./log-location.ts')]);
       const since = flags.since !== undefined ? parseTime(flags.since, '--since') : undefined;
       const until = flags.until !== undefined ? parseTime(flags.until, '--until') : undefined;
       const transport = await openLog(flags, { existing: true });
@@ -730,6 +749,7 @@ export function buildProgram(): Command {
     .option('--json', 'print JSON')
     .option('--content-type <type>', 'Content-Type to assume, e.g. "text/html; charset=shift_jis"')
     .action(async (file: string, flags: { url: string; json?: boolean; contentType?: string }) => {
+      const { parseCommand } = await import('../parser/cli.ts');
       process.exitCode = await parseCommand({ file, url: flags.url, json: flags.json ?? false, ...(flags.contentType ? { contentType: flags.contentType } : {}) }, (l) => console.log(l));
     });
 
@@ -742,14 +762,14 @@ export function buildProgram(): Command {
     .option('--partitions <n>', 'partitions of the data topics', int('--partitions', 1), 8)
     .option('--replication-factor <n>', 'copies of each partition (or MEGURI_REPLICATION_FACTOR; default 3)', int('--replication-factor', 1))
     .option('--min-insync-replicas <n>', 'copies that must have a write before it is acknowledged (or MEGURI_MIN_INSYNC_REPLICAS; default 2)', int('--min-insync-replicas', 1))
-    .action(async (flags: { kafka?: string; topicPrefix: string; partitions: number; replicationFactor?: number; minInsyncReplicas?: number }) => topicsCreate(flags));
+    .action(async (flags: { kafka?: string; topicPrefix: string; partitions: number; replicationFactor?: number; minInsyncReplicas?: number }) => (await import('./topics.ts')).topicsCreate(flags));
   topics
     .command('describe')
     .description('Print the topology (topics, keys, retention, readers/writers) and, with Kafka, the live partitions and offsets.')
     .option('--kafka <brokers>', 'Kafka bootstrap servers (or MEGURI_KAFKA_BROKERS)')
     .option('--topic-prefix <prefix>', 'topic prefix', '')
     .option('--json', 'print JSON')
-    .action(async (flags: { kafka?: string; topicPrefix: string; json?: boolean }) => topicsDescribe(flags));
+    .action(async (flags: { kafka?: string; topicPrefix: string; json?: boolean }) => (await import('./topics.ts')).topicsDescribe(flags));
 
   program
     .command('simulate')
@@ -767,6 +787,7 @@ export function buildProgram(): Command {
     .option('--json', 'print the summary as JSON')
     .action(async (flags: { graph: string; urls?: string; strategy: string; seed?: string; out?: string; recomputeEvery?: number; json?: boolean; mode: 'ordering' | 'discovery'; maxDepth: number; sampleSeed: number; minSitePages: number }) => {
       if (flags.mode === 'discovery') {
+        const { discoverySimulateCommand } = await import('../ordering/discovery-cli.ts');
         process.exitCode = discoverySimulateCommand(
           {
             graph: flags.graph,
@@ -782,6 +803,7 @@ export function buildProgram(): Command {
         );
         return;
       }
+      const { simulateCommand } = await import('../ordering/cli.ts');
       process.exitCode = await simulateCommand(
         {
           graph: flags.graph,
@@ -800,7 +822,8 @@ export function buildProgram(): Command {
     .command('config')
     .description('Print the settings of a service with their defaults, as JSON (a starting point for --scheduler-config).')
     .addArgument(new Command().createArgument('<service>', 'scheduler').choices(['scheduler']))
-    .action(() => {
+    .action(async () => {
+      const { schedulerDefaults } = await import('./scheduler-config.ts');
       console.log(JSON.stringify(schedulerDefaults(), null, 2));
     });
 
@@ -812,14 +835,14 @@ export function buildProgram(): Command {
     .option('--topic-prefix <prefix>', 'topic prefix of the crawl', '')
     .option('--top <n>', 'rows to show', int('--top', 1), 20)
     .option('--json', 'print JSON')
-    .action(async (flags: { data: string; topicPrefix: string; top: number; json?: boolean }) => statsHostsCommand(flags, (l) => console.log(l)));
+    .action(async (flags: { data: string; topicPrefix: string; top: number; json?: boolean }) => (await import('./stats.ts')).statsHostsCommand(flags, (l) => console.log(l)));
   stats
     .command('crawl')
     .description('How far a crawl got, per scheduler partition and in total: pages fetched, URLs known and queued, revisits, changes, errors, skips, and hosts in flight, parked, suspended or overloaded.')
     .option('--data <dir>', 'data directory of the crawl (or a scheduler pod volume)', '.data')
     .option('--topic-prefix <prefix>', 'topic prefix of the crawl', '')
     .option('--json', 'print JSON')
-    .action(async (flags: { data: string; topicPrefix: string; json?: boolean }) => statsCrawlCommand(flags, (l) => console.log(l)));
+    .action(async (flags: { data: string; topicPrefix: string; json?: boolean }) => (await import('./stats.ts')).statsCrawlCommand(flags, (l) => console.log(l)));
 
   const robots = program.command('robots').description('robots.txt tools.');
   robots
@@ -829,7 +852,8 @@ export function buildProgram(): Command {
     .requiredOption('--robots-file <file>', 'robots.txt to test')
     .requiredOption('--agent <ua>', 'crawler User-Agent (its product token selects the group)')
     .option('--json', 'print [{"url","allowed","rule"}] in input order')
-    .action((urls: string[], flags: { robotsFile: string; agent: string; json?: boolean }) => {
+    .action(async (urls: string[], flags: { robotsFile: string; agent: string; json?: boolean }) => {
+      const { robotsCheckCommand } = await import('../scheduler/robots/cli.ts');
       process.exitCode = robotsCheckCommand({ robotsFile: flags.robotsFile, agent: flags.agent, json: flags.json ?? false, urls }, (l) => console.log(l), (l) => console.error(l));
     });
 

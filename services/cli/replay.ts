@@ -17,9 +17,11 @@ import { pageToRecords } from '../parser/outcome.ts';
 import { openLog } from './log-location.ts';
 import type { LogLocation } from './log-location.ts';
 import { parseTime } from './tail.ts';
+import { replayAnalyses } from './replay-analyses.ts';
+import type { ReplayAnalysis } from './replay-analyses.ts';
 
-export const replayAnalyses = ['records', 'parse', 'summary'] as const;
-export type ReplayAnalysis = (typeof replayAnalyses)[number];
+export { replayAnalyses };
+export type { ReplayAnalysis };
 
 export interface ReplayFlags extends LogLocation {
   /** ISO time or epoch ms: the first record at or after it (default: the beginning). */

@@ -33,6 +33,8 @@ import { decodeHeaderUtf8, resolveRedirect, truncateText } from './location.ts';
 import type { FetchErrorCode } from './errors.ts';
 import { Limiter } from './limiter.ts';
 import { OriginPools } from './pools.ts';
+import { FETCHER_DEFAULTS } from './defaults.ts';
+import type { FetcherDefaults } from './defaults.ts';
 
 export const FETCHER_VERSION: string = pkg.version;
 export const DEFAULT_CONTACT = 'https://meguri.invalid/bot';
@@ -135,23 +137,8 @@ export interface Fetcher {
 
 /** Content types of a gzip file: inflated like Content-Encoding: gzip when the request is for a sitemap or feed. */
 const GZIP_FILE_TYPES: ReadonlySet<string> = new Set(['application/gzip', 'application/x-gzip']);
-const DEFAULTS = {
-  perIpConcurrency: 2,
-  maxConcurrency: 256,
-  connectionsPerOrigin: 1,
-  keepAliveTimeoutMs: 10_000,
-  keepAliveMaxTimeoutMs: 60_000,
-  connectTimeoutMs: 10_000,
-  headersTimeoutMs: 15_000,
-  totalTimeoutMs: 30_000,
-  maxRedirects: 5,
-  maxBodyBytes: 2 * 1024 * 1024,
-  maxDecodedBytes: 8 * 1024 * 1024,
-  oversize: 'truncate' as 'truncate' | 'error',
-  discardBodyBytes: 64 * 1024,
-  accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,*/*;q=0.5',
-};
-export const FETCHER_DEFAULTS: Readonly<typeof DEFAULTS> = DEFAULTS;
+const DEFAULTS: Readonly<FetcherDefaults> = FETCHER_DEFAULTS;
+export { FETCHER_DEFAULTS };
 
 /** The three time limits from one `--timeout`: connect and header waits never exceed the whole. */
 export function fetchTimeouts(totalSeconds: number): Pick<FetcherOptions, 'totalTimeoutMs' | 'headersTimeoutMs' | 'connectTimeoutMs'> {
@@ -565,7 +552,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 }
 
-type ResolvedOptions = typeof DEFAULTS;
+type ResolvedOptions = FetcherDefaults;
 
 /** Shared state of one fetcher: connection pools, resolver, limiter and counters. */
 class FetcherCore implements Fetcher {

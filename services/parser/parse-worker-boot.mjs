@@ -1,6 +1,13 @@
-// Worker threads do not inherit a loader registered through tsx's API: register it here, then load
-// the TypeScript worker.
-import { register } from 'tsx/esm/api';
+// Worker threads do not inherit a loader registered through tsx's API. In the compiled tree
+// (dist/, see scripts/build.mjs) the worker is JavaScript already, beside this file; from the
+// sources, register tsx here, then load the TypeScript worker.
+import { existsSync } from 'node:fs';
 
-register();
-await import('./parse-worker.ts');
+const compiled = new URL('./parse-worker.js', import.meta.url);
+if (existsSync(compiled)) {
+  await import(compiled.href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('./parse-worker.ts');
+}
