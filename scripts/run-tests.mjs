@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 // The test command behind `npm test`: starts a real single-node Kafka (deploy/local) unless
-// KAFKA_BROKERS is set, runs every test file with node's test runner, and stops the broker.
+// KAFKA_BROKERS is set, runs every test file with node's test runner (two at a time, each in its own
+// process, longest first; each file's wall time is printed after its output, the slowest at the end),
+// and stops the broker.
 // As root it runs the suite in a fresh network namespace with only loopback (unshare -n), so no
 // test can reach any address but this machine's own, DNS included.
 //
 //   node scripts/run-tests.mjs [--only unit|pipeline|e2e] [test files...]
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { Buffer } from 'node:buffer';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
@@ -116,20 +119,123 @@ if (needsKafka) {
 
 // Tests whose simulated web runs on a scaled clock (a simulated day in under a second) measure how
 // much the crawl gets done per wall second; beside another heavy test on two cores they starve. They
-// run on their own, after the rest.
+// run only when no other e2e or pipeline file is running: beside unit files at most.
 const SOLO = new Set(['test/e2e/revisits.test.ts']);
-const together = testFiles.filter((f) => !SOLO.has(f));
-const alone = testFiles.filter((f) => SOLO.has(f));
+
+// Two lanes, each file in a process of its own (as `node --test` runs them). The longest files start
+// first so that both lanes end together; unit files fill the gaps and keep a solo file company. The
+// order comes from the last run's durations (.cache/test-durations.json), else from these figures
+// (seconds beside another file, from a full run on two cores).
+const EXPECTED_SECONDS = {
+  'test/e2e/faults-broker.test.ts': 150,
+  'test/e2e/faults-kill.test.ts': 140,
+  'test/e2e/crawl.test.ts': 180,
+  'test/e2e/hostile-web.test.ts': 130,
+  'test/e2e/cli.test.ts': 110,
+  'test/e2e/hostile.test.ts': 100,
+  'test/e2e/ordering-partitions.test.ts': 100,
+  'test/e2e/faults-schedulers.test.ts': 90,
+  'test/e2e/faults-zombie.test.ts': 85,
+  'test/e2e/processes.test.ts': 52,
+  'test/e2e/analyze.test.ts': 40,
+  'test/pipeline/task-lifecycle.test.ts': 40,
+  'test/e2e/politeness.test.ts': 36,
+  'test/e2e/per-ip-cap.test.ts': 33,
+  'test/e2e/discovery.test.ts': 33,
+  'test/pipeline/runtime-platform.test.ts': 34,
+};
+const durationsFile = join(root, '.cache', 'test-durations.json');
+let lastDurations = {};
+try {
+  lastDurations = JSON.parse(readFileSync(durationsFile, 'utf8'));
+} catch {
+  // No earlier run here: the figures above decide.
+}
+const expectedSeconds = (f) => lastDurations[f] ?? EXPECTED_SECONDS[f] ?? (f.startsWith('test/unit/') ? 1 : 10);
+const byLength = (a, b) => expectedSeconds(b) - expectedSeconds(a);
+const heavy = testFiles.filter((f) => !SOLO.has(f) && !f.startsWith('test/unit/')).sort(byLength);
+const light = testFiles.filter((f) => !SOLO.has(f) && f.startsWith('test/unit/')).sort(byLength);
+const solo = testFiles.filter((f) => SOLO.has(f));
+const LANES = 2;
 
 let code = 1;
-try {
-  const testArgs = ['--import', 'tsx', '--test', '--test-reporter=spec'];
-  code = together.length > 0 ? await run(process.execPath, [...testArgs, '--test-concurrency=2', ...together], { env }) : 0;
-  if (alone.length > 0) {
-    console.log(`# on their own: ${alone.join(', ')}`);
-    const soloCode = await run(process.execPath, [...testArgs, '--test-concurrency=1', ...alone], { env });
-    code = code || soloCode;
+const durations = {};
+/** Runs one test file in its own process; its output is printed whole when it ends, with its wall time. */
+function runFile(file) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test-reporter=spec', file], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks = [];
+    child.stdout.on('data', (d) => chunks.push(d));
+    child.stderr.on('data', (d) => chunks.push(d));
+    const forward = (sig) => child.kill(sig);
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+    child.on('close', (exitCode, signal) => {
+      process.off('SIGINT', forward);
+      process.off('SIGTERM', forward);
+      const seconds = (Date.now() - started) / 1000;
+      durations[file] = Math.round(seconds * 10) / 10;
+      const failed = exitCode !== 0;
+      process.stdout.write(`# ${file}\n${Buffer.concat(chunks).toString('utf8')}`);
+      console.log(`# ${failed ? 'FAILED' : 'passed'} ${file} in ${seconds.toFixed(1)} s${failed ? ` (exit ${signal ?? exitCode})` : ''}`);
+      resolve(!failed);
+    });
+  });
+}
+
+/** Two lanes: heavy files longest first; a solo file once no heavy file runs; unit files when nothing else may start. */
+async function runAll() {
+  const failed = [];
+  let heavyRunning = 0;
+  let soloRunning = false;
+  const next = () => {
+    if (soloRunning) return light.shift();
+    if (heavy.length > 0) return heavy.shift();
+    if (solo.length > 0 && heavyRunning === 0) return solo.shift();
+    return light.shift();
+  };
+  const wakers = new Set();
+  const lane = async () => {
+    for (;;) {
+      const file = next();
+      if (!file) {
+        // A solo file may still wait for the other lane's heavy file: wait for it, then try again.
+        if (solo.length === 0) return;
+        await new Promise((r) => wakers.add(r));
+        continue;
+      }
+      const isHeavy = !file.startsWith('test/unit/') && !SOLO.has(file);
+      if (isHeavy) heavyRunning++;
+      if (SOLO.has(file)) {
+        soloRunning = true;
+        console.log(`# on its own (beside unit files at most): ${file}`);
+      }
+      if (!(await runFile(file))) failed.push(file);
+      if (isHeavy) heavyRunning--;
+      if (SOLO.has(file)) soloRunning = false;
+      for (const wake of wakers) wake();
+      wakers.clear();
+    }
+  };
+  const started = Date.now();
+  await Promise.all(Array.from({ length: Math.min(LANES, testFiles.length) }, lane));
+  const rows = Object.entries(durations).sort((a, b) => b[1] - a[1]);
+  console.log(`# ${rows.length} files in ${((Date.now() - started) / 1000).toFixed(1)} s; slowest:`);
+  for (const [file, seconds] of rows.slice(0, 15)) console.log(`#   ${seconds.toFixed(1).padStart(6)} s  ${file}`);
+  if (failed.length > 0) console.log(`# failed: ${failed.join(', ')}`);
+  try {
+    mkdirSync(dirname(durationsFile), { recursive: true });
+    const kept = Object.fromEntries(Object.entries({ ...lastDurations, ...durations }).filter(([f]) => existsSync(join(root, f))));
+    writeFileSync(durationsFile, `${JSON.stringify(kept, null, 1)}\n`);
+  } catch {
+    // Only an ordering hint for the next run.
   }
+  return failed.length === 0 ? 0 : 1;
+}
+
+try {
+  code = await runAll();
 } finally {
   if (stateDir) {
     spawnSync('bash', [kafkaScript, 'stop'], { cwd: root, env: { ...env, MEGURI_KAFKA_STATE_DIR: stateDir }, stdio: ['ignore', 'ignore', 'inherit'] });
