@@ -138,7 +138,7 @@ export class FaultCrawl {
   /**
    * Starts the simulated web, creates the topics, starts every process, waits until each group has
    * all its members and every process is ready (so "no faults" means no membership change during the
-   * crawl), then seeds the crawl with `meguri seed`.
+   * crawl), then seeds the crawl (the records `meguri seed` sends).
    */
   static async start(options: CampaignOptions): Promise<FaultCrawl> {
     const web = await SimWeb.start({ seed: options.webSeed ?? 11, hosts: options.hosts, pagesPerHost: options.pagesPerHost, robots: { crawlDelays: [0.1] } });
