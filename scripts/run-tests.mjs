@@ -95,26 +95,37 @@ if (canUseNetns()) {
 
 const env = { ...process.env, KAFKAJS_NO_PARTITIONER_WARNING: '1' };
 let stateDir;
-if (needsKafka) {
+// The broker starts while the first unit files run (they need no broker); the rest wait for it.
+let brokerUp = !needsKafka;
+let brokerFailed = false;
+const brokerStarted = needsKafka ? startBroker() : Promise.resolve();
+
+function startBroker() {
   // A broker of its own per run: a developer's broker (and its data) is never touched.
   stateDir = mkdtempSync(join(tmpdir(), 'meguri-test-kafka-'));
-  const started = spawnSync('bash', [kafkaScript, 'start'], {
-    cwd: root,
-    env: { ...env, MEGURI_KAFKA_STATE_DIR: stateDir },
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
+  return new Promise((resolve) => {
+    const child = spawn('bash', [kafkaScript, 'start'], { cwd: root, env: { ...env, MEGURI_KAFKA_STATE_DIR: stateDir }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d) => (out += d));
+    child.on('close', (status) => {
+      const line = out.split('\n').find((l) => l.startsWith('KAFKA_BROKERS='));
+      if (status !== 0 || !line) {
+        console.error('could not start the local Kafka broker (deploy/local/kafka.sh start)');
+        rmSync(stateDir, { recursive: true, force: true });
+        stateDir = undefined;
+        brokerFailed = true;
+      } else {
+        env.KAFKA_BROKERS = line.slice('KAFKA_BROKERS='.length).trim();
+        // A single broker: topics the tests create (`meguri topics create` included) get one copy.
+        env.MEGURI_REPLICATION_FACTOR ??= '1';
+        env.MEGURI_MIN_INSYNC_REPLICAS ??= '1';
+        console.log(`# kafka broker ${env.KAFKA_BROKERS}`);
+        brokerUp = true;
+      }
+      resolve();
+    });
   });
-  const line = (started.stdout ?? '').split('\n').find((l) => l.startsWith('KAFKA_BROKERS='));
-  if (started.status !== 0 || !line) {
-    console.error('could not start the local Kafka broker (deploy/local/kafka.sh start)');
-    rmSync(stateDir, { recursive: true, force: true });
-    process.exit(1);
-  }
-  env.KAFKA_BROKERS = line.slice('KAFKA_BROKERS='.length).trim();
-  // A single broker: topics the tests create (`meguri topics create` included) get one copy.
-  env.MEGURI_REPLICATION_FACTOR ??= '1';
-  env.MEGURI_MIN_INSYNC_REPLICAS ??= '1';
-  console.log(`# kafka broker ${env.KAFKA_BROKERS}`);
 }
 
 // Tests whose simulated web runs on a scaled clock (a simulated day in under a second) measure how
@@ -228,7 +239,7 @@ async function runAll() {
   let heavyRunning = 0;
   let soloRunning = false;
   const next = () => {
-    if (soloRunning) return light.shift();
+    if (soloRunning || !brokerUp) return light.shift();
     if (heavy.length > 0) return heavy.shift();
     if (solo.length > 0 && heavyRunning === 0 && waiting.length === 0) return solo.shift();
     return light.shift();
@@ -238,12 +249,19 @@ async function runAll() {
     for (const wake of wakers) wake();
     wakers.clear();
   };
-  const lane = async (take) => {
+  const lane = async (take, first) => {
+    await first;
     for (;;) {
-      const file = interrupted ? undefined : take();
+      const file = interrupted || (take !== next && !brokerUp) ? undefined : take();
       if (!file) {
+        if (interrupted || brokerFailed) return;
+        if (take === next && !brokerUp) {
+          // Out of unit files before the broker is up: wait for it.
+          await brokerStarted;
+          continue;
+        }
         // A solo file may still wait for another lane's heavy file: wait for it, then try again.
-        if (interrupted || solo.length === 0 || take !== next) return;
+        if (solo.length === 0 || take !== next) return;
         await new Promise((r) => wakers.add(r));
         continue;
       }
@@ -261,12 +279,14 @@ async function runAll() {
   };
   const started = Date.now();
   const lanes = Array.from({ length: Math.min(LANES, testFiles.length - waiting.length) }, () => lane(next));
-  if (waiting.length > 0) lanes.push(lane(() => waiting.shift()));
+  if (waiting.length > 0) lanes.push(lane(() => waiting.shift(), brokerStarted));
   await Promise.all(lanes);
   const rows = Object.entries(durations).sort((a, b) => b[1] - a[1]);
   console.log(`# ${rows.length} file${rows.length === 1 ? '' : 's'} in ${((Date.now() - started) / 1000).toFixed(1)} s; slowest:`);
   for (const [file, seconds] of rows.slice(0, 15)) console.log(`#   ${seconds.toFixed(1).padStart(6)} s  ${file}`);
   if (failed.length > 0) console.log(`# failed: ${failed.join(', ')}`);
+  const notRun = [...heavy, ...waiting, ...solo];
+  if (brokerFailed && notRun.length > 0) console.log(`# not run (no broker): ${notRun.join(', ')}`);
   try {
     mkdirSync(dirname(durationsFile), { recursive: true });
     const kept = Object.fromEntries(Object.entries({ ...lastDurations, ...durations }).filter(([f]) => existsSync(join(root, f))));
@@ -274,7 +294,7 @@ async function runAll() {
   } catch {
     // Only an ordering hint for the next run.
   }
-  return failed.length === 0 ? 0 : 1;
+  return failed.length === 0 && !brokerFailed ? 0 : 1;
 }
 
 try {
