@@ -129,12 +129,12 @@ function startBroker() {
 }
 
 // Tests whose simulated web runs on a scaled clock (a simulated day in under a second) measure how
-// much the crawl gets done per wall second; beside another heavy test on two cores they starve. They
-// run only when no other e2e or pipeline file is running: beside unit files at most.
+// much the crawl gets done per wall second; beside another test on two cores they starve. They run on
+// their own, after the rest.
 const SOLO = new Set(['test/e2e/revisits.test.ts']);
 
 // Two lanes, each file in a process of its own (as `node --test` runs them). The longest files start
-// first so that both lanes end together; unit files fill the gaps and keep a solo file company. The
+// first so that both lanes end together; unit files run while the broker starts and fill the gaps. The
 // order comes from the last run's durations (.cache/test-durations.json), else from these figures
 // (seconds beside another file, from a full run on two cores).
 const EXPECTED_SECONDS = {
@@ -224,8 +224,8 @@ function runFile(file) {
 }
 
 /**
- * Two lanes: heavy files longest first; a solo file once no other e2e or pipeline file runs; unit
- * files when nothing else may start. A third lane runs the waiting files from the start.
+ * Two lanes: unit files while the broker starts, then heavy files longest first, then the rest of
+ * the unit files; a solo file last, once nothing else runs. A third lane runs the waiting files.
  */
 async function runAll() {
   const failed = [];
@@ -236,13 +236,15 @@ async function runAll() {
   };
   process.on('SIGINT', interrupt);
   process.on('SIGTERM', interrupt);
-  let heavyRunning = 0;
+  let running = 0;
   let soloRunning = false;
   const next = () => {
-    if (soloRunning || !brokerUp) return light.shift();
+    if (soloRunning) return undefined;
+    if (!brokerUp) return light.shift();
     if (heavy.length > 0) return heavy.shift();
-    if (solo.length > 0 && heavyRunning === 0 && waiting.length === 0) return solo.shift();
-    return light.shift();
+    if (light.length > 0) return light.shift();
+    if (solo.length > 0 && running === 0 && waiting.length === 0) return solo.shift();
+    return undefined;
   };
   const wakers = new Set();
   const wakeAll = () => {
@@ -260,19 +262,18 @@ async function runAll() {
           await brokerStarted;
           continue;
         }
-        // A solo file may still wait for another lane's heavy file: wait for it, then try again.
-        if (solo.length === 0 || take !== next) return;
+        // A solo file waits until every other file has ended.
+        if (take !== next || solo.length === 0) return;
         await new Promise((r) => wakers.add(r));
         continue;
       }
-      const isHeavy = !file.startsWith('test/unit/') && !SOLO.has(file);
-      if (isHeavy) heavyRunning++;
+      running++;
       if (SOLO.has(file)) {
         soloRunning = true;
-        console.log(`# on its own (beside unit files at most): ${file}`);
+        console.log(`# on its own: ${file}`);
       }
       if (!(await runFile(file))) failed.push(file);
-      if (isHeavy) heavyRunning--;
+      running--;
       if (SOLO.has(file)) soloRunning = false;
       wakeAll();
     }
