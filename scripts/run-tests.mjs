@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 // The test command behind `npm test`: starts a real single-node Kafka (deploy/local) unless
-// KAFKA_BROKERS is set, runs every test file with node's test runner, and stops the broker.
+// KAFKA_BROKERS is set, runs every test file with node's test runner (two at a time, each in its own
+// process, longest first, plus a lane for files that mostly wait; each file's wall time is printed
+// after its output, the slowest at the end), and stops the broker.
 // As root it runs the suite in a fresh network namespace with only loopback (unshare -n), so no
 // test can reach any address but this machine's own, DNS included.
 //
 //   node scripts/run-tests.mjs [--only unit|pipeline|e2e] [test files...]
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { Buffer } from 'node:buffer';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
@@ -92,45 +95,213 @@ if (canUseNetns()) {
 
 const env = { ...process.env, KAFKAJS_NO_PARTITIONER_WARNING: '1' };
 let stateDir;
-if (needsKafka) {
+// The broker starts while the first unit files run (they need no broker); the rest wait for it.
+let brokerUp = !needsKafka;
+let brokerFailed = false;
+const brokerStarted = needsKafka ? startBroker() : Promise.resolve();
+
+function startBroker() {
   // A broker of its own per run: a developer's broker (and its data) is never touched.
   stateDir = mkdtempSync(join(tmpdir(), 'meguri-test-kafka-'));
-  const started = spawnSync('bash', [kafkaScript, 'start'], {
-    cwd: root,
-    env: { ...env, MEGURI_KAFKA_STATE_DIR: stateDir },
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
+  return new Promise((resolve) => {
+    const child = spawn('bash', [kafkaScript, 'start'], { cwd: root, env: { ...env, MEGURI_KAFKA_STATE_DIR: stateDir }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d) => (out += d));
+    child.on('close', (status) => {
+      const line = out.split('\n').find((l) => l.startsWith('KAFKA_BROKERS='));
+      if (status !== 0 || !line) {
+        console.error('could not start the local Kafka broker (deploy/local/kafka.sh start)');
+        rmSync(stateDir, { recursive: true, force: true });
+        stateDir = undefined;
+        brokerFailed = true;
+      } else {
+        env.KAFKA_BROKERS = line.slice('KAFKA_BROKERS='.length).trim();
+        // A single broker: topics the tests create (`meguri topics create` included) get one copy.
+        env.MEGURI_REPLICATION_FACTOR ??= '1';
+        env.MEGURI_MIN_INSYNC_REPLICAS ??= '1';
+        console.log(`# kafka broker ${env.KAFKA_BROKERS}`);
+        brokerUp = true;
+      }
+      resolve();
+    });
   });
-  const line = (started.stdout ?? '').split('\n').find((l) => l.startsWith('KAFKA_BROKERS='));
-  if (started.status !== 0 || !line) {
-    console.error('could not start the local Kafka broker (deploy/local/kafka.sh start)');
-    rmSync(stateDir, { recursive: true, force: true });
-    process.exit(1);
-  }
-  env.KAFKA_BROKERS = line.slice('KAFKA_BROKERS='.length).trim();
-  // A single broker: topics the tests create (`meguri topics create` included) get one copy.
-  env.MEGURI_REPLICATION_FACTOR ??= '1';
-  env.MEGURI_MIN_INSYNC_REPLICAS ??= '1';
-  console.log(`# kafka broker ${env.KAFKA_BROKERS}`);
 }
 
 // Tests whose simulated web runs on a scaled clock (a simulated day in under a second) measure how
-// much the crawl gets done per wall second; beside another heavy test on two cores they starve. They
-// run on their own, after the rest.
+// much the crawl gets done per wall second; beside another test on two cores they starve. They run on
+// their own, after the rest.
 const SOLO = new Set(['test/e2e/revisits.test.ts']);
-const together = testFiles.filter((f) => !SOLO.has(f));
-const alone = testFiles.filter((f) => SOLO.has(f));
+
+// Two lanes, each file in a process of its own (as `node --test` runs them). The longest files start
+// first so that both lanes end together; unit files run while the broker starts and fill the gaps. The
+// order comes from the last run's durations (.cache/test-durations.json), else from these figures
+// (seconds beside another file, from a full run on two cores).
+const EXPECTED_SECONDS = {
+  'test/e2e/faults-broker.test.ts': 150,
+  'test/e2e/faults-kill.test.ts': 140,
+  'test/e2e/crawl.test.ts': 180,
+  'test/e2e/hostile-web.test.ts': 130,
+  'test/e2e/cli.test.ts': 110,
+  'test/e2e/hostile.test.ts': 100,
+  'test/e2e/ordering-partitions.test.ts': 100,
+  'test/e2e/faults-schedulers.test.ts': 90,
+  'test/e2e/faults-zombie.test.ts': 85,
+  'test/e2e/processes.test.ts': 52,
+  'test/e2e/analyze.test.ts': 40,
+  'test/pipeline/task-lifecycle.test.ts': 40,
+  'test/e2e/politeness.test.ts': 36,
+  'test/e2e/per-ip-cap.test.ts': 33,
+  'test/e2e/discovery.test.ts': 33,
+  'test/pipeline/runtime-platform.test.ts': 34,
+};
+const durationsFile = join(root, '.cache', 'test-durations.json');
+let lastDurations = {};
+try {
+  lastDurations = JSON.parse(readFileSync(durationsFile, 'utf8'));
+} catch {
+  // No earlier run here: the figures above decide.
+}
+const expectedSeconds = (f) => lastDurations[f] ?? EXPECTED_SECONDS[f] ?? (f.startsWith('test/unit/') ? 1 : 10);
+const byLength = (a, b) => expectedSeconds(b) - expectedSeconds(a);
+// Files that mostly wait (on hosts that never answer, timeouts, crawl delays: 13 % and 32 % of a core
+// over their run) go in a third lane of their own beside the two: they would hold a lane for two
+// minutes each while leaving its core idle.
+const WAITING = new Set(['test/e2e/hostile.test.ts', 'test/e2e/hostile-web.test.ts']);
+const heavy = testFiles.filter((f) => !SOLO.has(f) && !WAITING.has(f) && !f.startsWith('test/unit/')).sort(byLength);
+const light = testFiles.filter((f) => !SOLO.has(f) && !WAITING.has(f) && f.startsWith('test/unit/')).sort(byLength);
+const waiting = testFiles.filter((f) => WAITING.has(f)).sort(byLength);
+const solo = testFiles.filter((f) => SOLO.has(f));
+const LANES = 2;
 
 let code = 1;
-try {
-  const testArgs = ['--import', 'tsx', '--test', '--test-reporter=spec'];
-  code = together.length > 0 ? await run(process.execPath, [...testArgs, '--test-concurrency=2', ...together], { env }) : 0;
-  if (alone.length > 0) {
-    console.log(`# on their own: ${alone.join(', ')}`);
-    const soloCode = await run(process.execPath, [...testArgs, '--test-concurrency=1', ...alone], { env });
-    code = code || soloCode;
+const durations = {};
+const timeBin = ['/usr/bin/time'].find((p) => existsSync(p));
+const cpuDir = mkdtempSync(join(tmpdir(), 'meguri-test-cpu-'));
+let durationsCount = 0;
+/** Runs one test file in its own process; its output is printed whole when it ends, with its wall time. */
+function runFile(file) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    // One file alone prints as it goes (progress lines of a long e2e file); two at once print whole.
+    const live = testFiles.length === 1;
+    // CPU time of the file's whole process tree (services it starts included), through GNU time when there is one.
+    const cpuFile = timeBin ? join(cpuDir, `${durationsCount++}.cpu`) : undefined;
+    const command = [process.execPath, '--import', 'tsx', '--test-reporter=spec', file];
+    const [cmd, ...cmdArgs] = cpuFile ? [timeBin, '-q', '-f', '%U %S', '-o', cpuFile, ...command] : command;
+    // A process group of its own, so a signal to this runner reaches the test through GNU time.
+    const child = spawn(cmd, cmdArgs, { cwd: root, env, detached: true, stdio: ['ignore', live ? 'inherit' : 'pipe', live ? 'inherit' : 'pipe'] });
+    const chunks = [];
+    child.stdout?.on('data', (d) => chunks.push(d));
+    child.stderr?.on('data', (d) => chunks.push(d));
+    const forward = (sig) => {
+      try {
+        process.kill(-child.pid, sig);
+      } catch {
+        // Already gone.
+      }
+    };
+    process.on('SIGINT', forward);
+    process.on('SIGTERM', forward);
+    child.on('close', (exitCode, signal) => {
+      process.off('SIGINT', forward);
+      process.off('SIGTERM', forward);
+      const seconds = (Date.now() - started) / 1000;
+      durations[file] = Math.round(seconds * 10) / 10;
+      let cpu = '';
+      try {
+        const [user, system] = readFileSync(cpuFile ?? '', 'utf8').trim().split('\n').pop().split(' ').map(Number);
+        if (Number.isFinite(user + system)) cpu = `, ${(user + system).toFixed(1)} s CPU`;
+      } catch {
+        // No CPU figure: the wall time alone.
+      }
+      const failed = exitCode !== 0;
+      if (!live) process.stdout.write(`# ${file}\n${Buffer.concat(chunks).toString('utf8')}`);
+      console.log(`# ${failed ? 'FAILED' : 'passed'} ${file} in ${seconds.toFixed(1)} s${cpu}${failed ? ` (exit ${signal ?? exitCode})` : ''}`);
+      resolve(!failed);
+    });
+  });
+}
+
+/**
+ * Two lanes: unit files while the broker starts, then heavy files longest first, then the rest of
+ * the unit files; a solo file last, once nothing else runs. A third lane runs the waiting files.
+ */
+async function runAll() {
+  const failed = [];
+  // Interrupted: the running files get the signal, no further file starts.
+  let interrupted = false;
+  const interrupt = () => {
+    interrupted = true;
+  };
+  process.on('SIGINT', interrupt);
+  process.on('SIGTERM', interrupt);
+  let running = 0;
+  let soloRunning = false;
+  const next = () => {
+    if (soloRunning) return undefined;
+    if (!brokerUp) return light.shift();
+    if (heavy.length > 0) return heavy.shift();
+    if (light.length > 0) return light.shift();
+    if (solo.length > 0 && running === 0 && waiting.length === 0) return solo.shift();
+    return undefined;
+  };
+  const wakers = new Set();
+  const wakeAll = () => {
+    for (const wake of wakers) wake();
+    wakers.clear();
+  };
+  const lane = async (take, first) => {
+    await first;
+    for (;;) {
+      const file = interrupted || (take !== next && !brokerUp) ? undefined : take();
+      if (!file) {
+        if (interrupted || brokerFailed) return;
+        if (take === next && !brokerUp) {
+          // Out of unit files before the broker is up: wait for it.
+          await brokerStarted;
+          continue;
+        }
+        // A solo file waits until every other file has ended.
+        if (take !== next || solo.length === 0) return;
+        await new Promise((r) => wakers.add(r));
+        continue;
+      }
+      running++;
+      if (SOLO.has(file)) {
+        soloRunning = true;
+        console.log(`# on its own: ${file}`);
+      }
+      if (!(await runFile(file))) failed.push(file);
+      running--;
+      if (SOLO.has(file)) soloRunning = false;
+      wakeAll();
+    }
+  };
+  const started = Date.now();
+  const lanes = Array.from({ length: Math.min(LANES, testFiles.length - waiting.length) }, () => lane(next));
+  if (waiting.length > 0) lanes.push(lane(() => waiting.shift(), brokerStarted));
+  await Promise.all(lanes);
+  const rows = Object.entries(durations).sort((a, b) => b[1] - a[1]);
+  console.log(`# ${rows.length} file${rows.length === 1 ? '' : 's'} in ${((Date.now() - started) / 1000).toFixed(1)} s; slowest:`);
+  for (const [file, seconds] of rows.slice(0, 15)) console.log(`#   ${seconds.toFixed(1).padStart(6)} s  ${file}`);
+  if (failed.length > 0) console.log(`# failed: ${failed.join(', ')}`);
+  const notRun = [...heavy, ...waiting, ...solo];
+  if (brokerFailed && notRun.length > 0) console.log(`# not run (no broker): ${notRun.join(', ')}`);
+  try {
+    mkdirSync(dirname(durationsFile), { recursive: true });
+    const kept = Object.fromEntries(Object.entries({ ...lastDurations, ...durations }).filter(([f]) => existsSync(join(root, f))));
+    writeFileSync(durationsFile, `${JSON.stringify(kept, null, 1)}\n`);
+  } catch {
+    // Only an ordering hint for the next run.
   }
+  return failed.length === 0 && !brokerFailed ? 0 : 1;
+}
+
+try {
+  code = await runAll();
 } finally {
+  rmSync(cpuDir, { recursive: true, force: true });
   if (stateDir) {
     spawnSync('bash', [kafkaScript, 'stop'], { cwd: root, env: { ...env, MEGURI_KAFKA_STATE_DIR: stateDir }, stdio: ['ignore', 'ignore', 'inherit'] });
     rmSync(stateDir, { recursive: true, force: true });

@@ -97,10 +97,10 @@ describe('per-IP cap across fetcher processes', { timeout: 300_000 }, () => {
       for (const port of fetcherPorts) start('fetcher', [...ua, '--http-port', String(port)]);
       start('parser');
       // Let both fetchers own frontier partitions before the first request (each alone would cap
-      // only its own share); the cap is asserted whatever the group looks like.
+      // only its own share); the cap is asserted whatever the group looks like. Both owning some is
+      // the group's end state (one alone would hold all four), so no fixed wait is needed before it.
       const settleUntil = Date.now() + 60_000;
-      await new Promise((r) => setTimeout(r, 15_000));
-      while (Date.now() < settleUntil && !(await Promise.all(fetcherPorts.map(assignedPartitions))).every((n) => n >= 1)) await new Promise((r) => setTimeout(r, 500));
+      while (Date.now() < settleUntil && !(await Promise.all(fetcherPorts.map(assignedPartitions))).every((n) => n >= 1)) await new Promise((r) => setTimeout(r, 250));
       const seeded = spawnSync(process.execPath, [bin, 'seed', '--kafka', brokers, '--topic-prefix', prefix, ...web.homeUrls()], { env, encoding: 'utf8' });
       assert.equal(seeded.status, 0, seeded.stderr);
 

@@ -15,6 +15,10 @@ import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel, AssignerProtocol } from 'kafkajs';
 import type { Admin } from 'kafkajs';
 import { SimWeb } from '../../services/simweb/index.ts';
+import { KafkaTransport } from '../../services/runtime/index.ts';
+import { plannedTopics } from '../../services/cli/topics.ts';
+import { seedOutRecords, seedRecords } from '../../services/cli/crawl.ts';
+import { kafkaTopicConfig } from '../../topology/index.ts';
 import { Rng } from '../../services/simweb/random.ts';
 import { pageRequests, resolveEntries, urlKey, pageKey } from './crawl-check.ts';
 import { readCommitted } from './local-broker.ts';
@@ -134,7 +138,7 @@ export class FaultCrawl {
   /**
    * Starts the simulated web, creates the topics, starts every process, waits until each group has
    * all its members and every process is ready (so "no faults" means no membership change during the
-   * crawl), then seeds the crawl with `meguri seed`.
+   * crawl), then seeds the crawl (the records `meguri seed` sends).
    */
   static async start(options: CampaignOptions): Promise<FaultCrawl> {
     const web = await SimWeb.start({ seed: options.webSeed ?? 11, hosts: options.hosts, pagesPerHost: options.pagesPerHost, robots: { crawlDelays: [0.1] } });
@@ -142,16 +146,19 @@ export class FaultCrawl {
     mkdirSync(logDir, { recursive: true });
     const crawl = new FaultCrawl(options, web, logDir);
     try {
-      const partitions = String(options.partitions ?? 4);
+      // The topics and the seeds as `meguri topics create` and `meguri seed` make them, in this process:
+      // the crawl under test is the services' processes; two more CLI starts would only cost CPU.
       // Creating many topics at once on a fresh broker can meet a metadata race ("does not host this
       // topic-partition"); creating again only adds what is missing.
-      await crawl.cli('topics create', ['topics', 'create', '--kafka', options.brokers, '--topic-prefix', crawl.prefix, '--partitions', partitions, '--replication-factor', '1', '--min-insync-replicas', '1'], 3); // one broker
+      await crawl.retry('topics create', () => crawl.createTopics(), 3);
+      crawl.log('topics created');
       const replicas = options.replicas ?? 2;
       for (const role of roles) for (let i = 1; i <= replicas; i++) await crawl.startProcess(role, `${role}-${i}`);
       if (options.verbose) crawl.progressTimer = setInterval(() => crawl.log(`fetched ${crawl.fetchedCount()} of ${crawl.expected.size}`), 5000);
       if (!(await crawl.waitForSteadyGroups(replicas, 240_000))) crawl.fault('groups not steady after 240 s; seeding anyway');
       else crawl.log('every group steady and every process ready');
-      await crawl.cli('seed', ['seed', '--kafka', options.brokers, '--topic-prefix', crawl.prefix, ...web.homeUrls()], 1);
+      await crawl.retry('seed', () => crawl.seed(web.homeUrls()), 1);
+      crawl.log('seeded');
     } catch (err) {
       await crawl.close({ keepLogs: true });
       throw err;
@@ -169,26 +176,52 @@ export class FaultCrawl {
         if (members.size !== replicas || [...members.values()].some((n) => n === 0)) steady = false;
       }
       if (steady && (await Promise.all(this.names().map((n) => this.ready(n)))).every(Boolean)) return true;
-      await sleep(1000);
+      await sleep(250);
     }
     return false;
   }
 
-  /** Runs `meguri <args>` without blocking the event loop; retries up to `attempts` times. */
-  private async cli(what: string, args: readonly string[], attempts: number): Promise<void> {
+  /** Runs `step`, up to `attempts` times. */
+  private async retry(what: string, step: () => Promise<void>, attempts: number): Promise<void> {
     let lastError = '';
     for (let i = 1; i <= attempts; i++) {
-      const child = spawn(process.execPath, [bin, ...args], { env: this.env, stdio: ['ignore', 'ignore', 'pipe'] });
-      let stderr = '';
-      child.stderr.setEncoding('utf8');
-      child.stderr.on('data', (d: string) => (stderr += d));
-      const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-      if (code === 0) return;
-      lastError = stderr.trim();
-      this.log(`meguri ${what} failed (attempt ${i}): ${lastError}`);
-      await sleep(1000);
+      try {
+        await step();
+        return;
+      } catch (err) {
+        lastError = (err as Error).message;
+        this.log(`${what} failed (attempt ${i}): ${lastError}`);
+        if (i < attempts) await sleep(1000);
+      }
     }
-    throw new Error(`meguri ${what} failed: ${lastError}`);
+    throw new Error(`${what} failed: ${lastError}`);
+  }
+
+  /** Every topic of the topology under the crawl's prefix (`meguri topics create`), one copy each: one broker. */
+  private async createTopics(): Promise<void> {
+    const replication = { factor: 1, minInsyncReplicas: 1 };
+    const transport = new KafkaTransport({ brokers: this.options.brokers.split(','), replication });
+    try {
+      const planned = plannedTopics(this.prefix, this.options.partitions ?? 4);
+      await transport.ensureTopics(planned.map((t) => ({ name: t.physical, partitions: t.partitionCount, config: kafkaTopicConfig(t, replication) })));
+    } finally {
+      await transport.close();
+    }
+  }
+
+  /** The seed records `meguri seed` sends to `links`. */
+  private async seed(urls: readonly string[]): Promise<void> {
+    const transport = new KafkaTransport({ brokers: this.options.brokers.split(',') });
+    try {
+      const topic = `${this.prefix}links`;
+      const described = await transport.describeTopic(topic);
+      if (!described) throw new Error(`topic ${topic} does not exist`);
+      const { records, rejected } = seedRecords(urls, Date.now());
+      if (rejected.length > 0) throw new Error(`seeds rejected: ${JSON.stringify(rejected)}`);
+      await transport.send(seedOutRecords(topic, records, described.partitions.length));
+    } finally {
+      await transport.close();
+    }
   }
 
   get reachable(): number {
@@ -342,6 +375,7 @@ export class FaultCrawl {
       }
       await sleep(500);
     }
+    this.log(`topics quiet (crawl ${completed ? '' : 'not '}completed)`);
     return completed;
   }
 
@@ -373,6 +407,7 @@ export class FaultCrawl {
       deadLetterReasons[reason] = (deadLetterReasons[reason] ?? 0) + 1;
     }
     const fetches = pageRequests(this.web).map((e) => ({ key: pageKey(e.host, e.path), wallMs: e.wallMs }));
+    this.log(`read ${records.length} committed records`);
     const counted = crawlFigures({ expected: this.expected, fetches, frontier, pages, changes, revisits: of('revisits').length, deadLetters: of('deadletter').length, fetcherKills: this.fetcherKills });
     const crashes = [...this.processes.values()].flatMap((p) => p.unexpectedExits.map((e) => `${p.name} ${e}`));
     return { scenario, ...counted, completed: completed && counted.lost === 0, wallMs, startedAtMs: this.startedAt, faults: [...this.faults], crashes, deadLetterReasons, logDir: this.logDir };
