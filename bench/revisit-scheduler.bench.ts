@@ -125,10 +125,17 @@ const clock = new ManualClock(NOW);
 const robots = toJSON(rulesForFetchResult({ status: 404, nowMs: NOW, unreachableSinceMs: null }).rules);
 const EMPTY_VALUE = Buffer.from(JSON.stringify(''), 'utf8');
 
+/**
+ * State writes of the loop: each is one changelog record the runtime would send (key + value
+ * bytes as stored; a deletion is a tombstone with no value).
+ */
+const stateWrites = { records: 0, bytes: 0 };
 async function commit(): Promise<number> {
   const ops = STORES.flatMap((n) => stores.store<unknown>(n).pendingOps());
   await stores.db.batch(ops);
   stores.committed();
+  stateWrites.records += ops.length;
+  for (const op of ops) stateWrites.bytes += op.key.byteLength + (op.type === 'put' ? op.value.byteLength : 0);
   return ops.length;
 }
 
@@ -232,6 +239,8 @@ interface StageResult {
   usPerRevisitOutcome: number;
   usPerOutcomeByPhase: Record<string, number>;
   revisitOutcomesPerS: number;
+  /** changelog records and key + value bytes per revisit outcome (the runtime sends one per state write) */
+  stateWritesPerOutcome: { records: number; bytes: number };
   stateBytesPerUrl: { logical: number; onDisk: number };
   memory: { afterPopulate: ReturnType<typeof memory>; afterLoop: ReturnType<typeof memory>; peakRssMiB: number };
 }
@@ -275,6 +284,8 @@ async function revisitLoop(size: number, profile: boolean): Promise<Omit<StageRe
   }
   /** Wall ms per phase of the loop (the rest is the benchmark making outcome records). */
   const phase = { sweep: 0, dispatch: 0, outcome: 0, commit: 0 };
+  stateWrites.records = 0;
+  stateWrites.bytes = 0;
   const t1 = performance.now();
   while (outcomes < OUTCOMES) {
     // One step of crawl time: its due URLs move to their hosts' queues (sweep calls until one
@@ -342,6 +353,7 @@ async function revisitLoop(size: number, profile: boolean): Promise<Omit<StageRe
     usPerRevisitOutcome: Math.round(((loopS * 1e6) / outcomes) * 10) / 10,
     usPerOutcomeByPhase: Object.fromEntries(Object.entries(phase).map(([k, ms]) => [k, perOutcome(ms)])),
     revisitOutcomesPerS: Math.round(outcomes / loopS),
+    stateWritesPerOutcome: { records: Math.round((stateWrites.records / outcomes) * 10) / 10, bytes: Math.round(stateWrites.bytes / outcomes) },
   };
 }
 
@@ -394,6 +406,8 @@ else {
     ['  of which write batch', (s) => s.usPerOutcomeByPhase.commit ?? 0],
     ['revisit outcomes per s', (s) => s.revisitOutcomesPerS],
     [`throughput vs ${first.knownUrls}`, (s) => s.throughputVsFirst],
+    ['state writes per outcome', (s) => s.stateWritesPerOutcome.records],
+    ['  their key + value bytes', (s) => s.stateWritesPerOutcome.bytes],
     ['state B per URL, logical', (s) => s.stateBytesPerUrl.logical],
     ['state B per URL, on disk', (s) => s.stateBytesPerUrl.onDisk],
     ['RSS MiB after populate', (s) => s.memory.afterPopulate.rssMiB],
