@@ -241,6 +241,8 @@ interface StageResult {
   revisitOutcomesPerS: number;
   /** changelog records and key + value bytes per revisit outcome (the runtime sends one per state write) */
   stateWritesPerOutcome: { records: number; bytes: number };
+  /** mean JSON value bytes of a frontier request and of an outcome record (links topic) */
+  meanRecordBytes: { frontier: number; outcome: number };
   stateBytesPerUrl: { logical: number; onDisk: number };
   memory: { afterPopulate: ReturnType<typeof memory>; afterLoop: ReturnType<typeof memory>; peakRssMiB: number };
 }
@@ -286,6 +288,8 @@ async function revisitLoop(size: number, profile: boolean): Promise<Omit<StageRe
   const phase = { sweep: 0, dispatch: 0, outcome: 0, commit: 0 };
   stateWrites.records = 0;
   stateWrites.bytes = 0;
+  /** JSON bytes of the frontier requests and the outcome records of the loop */
+  const recordBytes = { frontier: 0, outcome: 0 };
   const t1 = performance.now();
   while (outcomes < OUTCOMES) {
     // One step of crawl time: its due URLs move to their hosts' queues (sweep calls until one
@@ -310,6 +314,7 @@ async function revisitLoop(size: number, profile: boolean): Promise<Omit<StageRe
       phase.commit += performance.now() - ts;
       if (frontier.length === 0) break;
       const batch = frontier.splice(0, frontier.length);
+      for (const req of batch) recordBytes.frontier += Buffer.byteLength(JSON.stringify(req));
       for (let i = 0; i < batch.length; i += 1000) {
         const records: InputRecord<LinksRecord>[] = batch.slice(i, i + 1000).map((req) => {
           const isChanged = rng() < 0.3;
@@ -329,6 +334,7 @@ async function revisitLoop(size: number, profile: boolean): Promise<Omit<StageRe
           };
           return { topic: 'links', partition: 0, offset: offset++, key: req.host, value, timestamp: clock.now(), headers: {} };
         });
+        for (const r of records) recordBytes.outcome += Buffer.byteLength(JSON.stringify(r.value));
         ts = performance.now();
         await processor.process(records, ctx);
         phase.outcome += performance.now() - ts;
@@ -353,6 +359,7 @@ async function revisitLoop(size: number, profile: boolean): Promise<Omit<StageRe
     usPerRevisitOutcome: Math.round(((loopS * 1e6) / outcomes) * 10) / 10,
     usPerOutcomeByPhase: Object.fromEntries(Object.entries(phase).map(([k, ms]) => [k, perOutcome(ms)])),
     revisitOutcomesPerS: Math.round(outcomes / loopS),
+    meanRecordBytes: { frontier: Math.round(recordBytes.frontier / outcomes), outcome: Math.round(recordBytes.outcome / outcomes) },
     stateWritesPerOutcome: { records: Math.round((stateWrites.records / outcomes) * 10) / 10, bytes: Math.round(stateWrites.bytes / outcomes) },
   };
 }
@@ -408,6 +415,7 @@ else {
     [`throughput vs ${first.knownUrls}`, (s) => s.throughputVsFirst],
     ['state writes per outcome', (s) => s.stateWritesPerOutcome.records],
     ['  their key + value bytes', (s) => s.stateWritesPerOutcome.bytes],
+    ['frontier / outcome record B', (s) => `${s.meanRecordBytes.frontier} / ${s.meanRecordBytes.outcome}`],
     ['state B per URL, logical', (s) => s.stateBytesPerUrl.logical],
     ['state B per URL, on disk', (s) => s.stateBytesPerUrl.onDisk],
     ['RSS MiB after populate', (s) => s.memory.afterPopulate.rssMiB],
