@@ -237,6 +237,8 @@ interface StageResult {
   revisitOutcomes: number;
   changedShare: number;
   usPerRevisitOutcome: number;
+  /** CPU time of the whole process (every thread, RocksDB's included) per outcome: steadier than wall time on a shared machine */
+  cpuUsPerRevisitOutcome: number;
   usPerOutcomeByPhase: Record<string, number>;
   revisitOutcomesPerS: number;
   /** changelog records and key + value bytes per revisit outcome (the runtime sends one per state write) */
@@ -290,6 +292,7 @@ async function revisitLoop(size: number, profile: boolean): Promise<Omit<StageRe
   stateWrites.bytes = 0;
   /** JSON bytes of the frontier requests and the outcome records of the loop */
   const recordBytes = { frontier: 0, outcome: 0 };
+  const cpu1 = process.cpuUsage();
   const t1 = performance.now();
   while (outcomes < OUTCOMES) {
     // One step of crawl time: its due URLs move to their hosts' queues (sweep calls until one
@@ -346,6 +349,7 @@ async function revisitLoop(size: number, profile: boolean): Promise<Omit<StageRe
     }
   }
   const loopS = (performance.now() - t1) / 1000;
+  const loopCpu = process.cpuUsage(cpu1);
   if (session && values.profile) {
     const { profile: cpuProfile } = (await post(session, 'Profiler.stop')) as { profile: unknown };
     writeFileSync(values.profile, JSON.stringify(cpuProfile));
@@ -357,6 +361,7 @@ async function revisitLoop(size: number, profile: boolean): Promise<Omit<StageRe
     revisitOutcomes: outcomes,
     changedShare: Math.round((changed / outcomes) * 1000) / 1000,
     usPerRevisitOutcome: Math.round(((loopS * 1e6) / outcomes) * 10) / 10,
+    cpuUsPerRevisitOutcome: Math.round(((loopCpu.user + loopCpu.system) / outcomes) * 10) / 10,
     usPerOutcomeByPhase: Object.fromEntries(Object.entries(phase).map(([k, ms]) => [k, perOutcome(ms)])),
     revisitOutcomesPerS: Math.round(outcomes / loopS),
     meanRecordBytes: { frontier: Math.round(recordBytes.frontier / outcomes), outcome: Math.round(recordBytes.outcome / outcomes) },
@@ -395,7 +400,11 @@ const result = {
   machine: machineInfo(),
   hosts: HOSTS,
   duePerRound: DUE_PER_ROUND,
-  stages: stages.map((s) => ({ ...s, throughputVsFirst: Math.round((s.revisitOutcomesPerS / first.revisitOutcomesPerS) * 1000) / 1000 })),
+  stages: stages.map((s) => ({
+    ...s,
+    throughputVsFirst: Math.round((s.revisitOutcomesPerS / first.revisitOutcomesPerS) * 1000) / 1000,
+    cpuThroughputVsFirst: Math.round((first.cpuUsPerRevisitOutcome / s.cpuUsPerRevisitOutcome) * 1000) / 1000,
+  })),
 };
 if (values.json) console.log(JSON.stringify(result));
 else {
@@ -407,12 +416,14 @@ else {
     ['compacted in (s)', (s) => s.compactS],
     ['clock step per round (s)', (s) => s.stepS],
     ['µs per revisit outcome', (s) => s.usPerRevisitOutcome],
+    ['CPU µs per revisit outcome', (s) => s.cpuUsPerRevisitOutcome],
+    [`outcomes per CPU s vs ${first.knownUrls}`, (s) => s.cpuThroughputVsFirst],
     ['  of which sweep', (s) => s.usPerOutcomeByPhase.sweep ?? 0],
     ['  of which dispatch', (s) => s.usPerOutcomeByPhase.dispatch ?? 0],
     ['  of which outcome', (s) => s.usPerOutcomeByPhase.outcome ?? 0],
     ['  of which write batch', (s) => s.usPerOutcomeByPhase.commit ?? 0],
     ['revisit outcomes per s', (s) => s.revisitOutcomesPerS],
-    [`throughput vs ${first.knownUrls}`, (s) => s.throughputVsFirst],
+    [`outcomes per s vs ${first.knownUrls}`, (s) => s.throughputVsFirst],
     ['state writes per outcome', (s) => s.stateWritesPerOutcome.records],
     ['  their key + value bytes', (s) => s.stateWritesPerOutcome.bytes],
     ['frontier / outcome record B', (s) => `${s.meanRecordBytes.frontier} / ${s.meanRecordBytes.outcome}`],
