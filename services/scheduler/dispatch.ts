@@ -10,10 +10,10 @@ import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { FrontierRecord } from '../../schemas/index.ts';
 import { forAgent, fromJSON } from './robots/index.ts';
 import type { AgentMatcher } from './robots/index.ts';
-import { queueKeyIsKnown, revisitKey } from './state.ts';
+import { queueKeyIsKnown } from './state.ts';
 import type { HostState, UrlState } from './state.ts';
 import { beforeRequest, emptyPoliteness } from './politeness/index.ts';
-import { agentFor, countIp, ruleFor, schedule, siteUnderCap } from './partition.ts';
+import { agentFor, countIp, fileRevisit, ruleFor, schedule, siteUnderCap } from './partition.ts';
 import type { Partition } from './partition.ts';
 
 export type RequestKind = 'page' | 'robots' | 'address';
@@ -64,7 +64,7 @@ async function dropBlocked(p: Partition, host: string, state: HostState, now: nu
       const { q: _q, v: _v, ...rest } = u;
       const n = now + p.options.revisitDeferMs;
       p.urls.put(url, { ...rest, st: 'done', n });
-      p.queueStore.put(revisitKey(n, url), '');
+      fileRevisit(p, n, url);
     } else {
       p.urls.delete(url);
       p.stats.urlsKnown--;

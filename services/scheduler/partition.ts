@@ -12,7 +12,7 @@ import type { QueueCache } from './queue-cache.ts';
 import type { TemplateLedger } from './templates.ts';
 import type { SiteLedger } from './site-cap.ts';
 import type { HostState, PartitionStats, UrlState } from './state.ts';
-import { STATS_KEY } from './state.ts';
+import { REVISIT_PREFIX, STATS_KEY, revisitKey } from './state.ts';
 import type { CrawlProgress } from './progress.ts';
 import type { PolitenessConfig } from './politeness/index.ts';
 import { siteCapKey, underPageCap } from './politeness/index.ts';
@@ -70,6 +70,28 @@ export interface Partition {
   readonly ipSlots: IpSlots;
   /** host → id of its request counted in ipSlots */
   readonly ipCounted: Map<string, string>;
+  /**
+   * Every long-term queue key below this one has been swept. The sweep starts here rather than at
+   * the start of the index: the entries it deleted stay behind in RocksDB as tombstones until
+   * compaction carries them to the last level, and a scan from the start would step over all of
+   * them on every sweep (hundreds of thousands in a partition of 10^7 URLs). Kept in memory only;
+   * a partition that starts (or is rebuilt after a failed batch) begins at REVISIT_PREFIX.
+   */
+  revisitFloor: string;
+}
+
+/** The floor of a partition that has not swept yet: the start of the long-term queue. */
+export const INITIAL_REVISIT_FLOOR = REVISIT_PREFIX;
+
+/**
+ * Files a known URL in the long-term queue at `dueAt`. Every write of a revisit index entry goes
+ * through here, so an entry filed below the sweep's floor (a clock that stepped back, a revisit
+ * moved earlier) lowers the floor and is still swept.
+ */
+export function fileRevisit(p: Pick<Partition, 'queueStore' | 'revisitFloor'>, dueAt: number, url: string): void {
+  const key = revisitKey(dueAt, url);
+  if (key < p.revisitFloor) p.revisitFloor = key;
+  p.queueStore.put(key, '');
 }
 
 export function ruleFor(p: Partition, host: string): HostRule | undefined {

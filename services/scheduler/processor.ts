@@ -32,7 +32,7 @@ import type { CrawlProgress } from './progress.ts';
 import { politenessFromSchedulerOptions, siteCapKey } from './politeness/index.ts';
 import { HostLoadBoard } from './load-metrics.ts';
 import { IpSlots } from './ip-slots.ts';
-import { countIp, countParked, report, saveStats, schedule, trackParked } from './partition.ts';
+import { INITIAL_REVISIT_FLOOR, countIp, countParked, report, saveStats, schedule, trackParked } from './partition.ts';
 import type { FetchBudget, Partition } from './partition.ts';
 import { forwardToCanonical, onLink, onSeed, withStrippedUrl } from './discovery.ts';
 import { dispatch } from './dispatch.ts';
@@ -98,6 +98,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       parkedHosts: new Set(),
       parkedQueued: 0,
       parkedCountedAt: -Infinity,
+      revisitFloor: INITIAL_REVISIT_FLOOR,
       progress: this.extras.progress,
       budget: this.extras.budget,
       board: this.board,

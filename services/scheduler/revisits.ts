@@ -6,25 +6,40 @@
 import type { ProcessorContext } from '../runtime/index.ts';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { ChangeRecord, OutcomeLink, RevisitRecord } from '../../schemas/index.ts';
-import { knownQueueKey, md5Of, packMd5, packRevisit, revisitKey, revisitKeyBound, revisitKeyUrl, revisitOf, REVISIT_PREFIX } from './state.ts';
+import { knownQueueKey, md5Of, packMd5, packRevisit, revisitKeyBound, revisitKeyUrl, revisitOf } from './state.ts';
 import type { HostState, UrlState } from './state.ts';
 import { initialState as initialRevisit, update as updateRevisit, nextInterval as nextRevisitInterval, estimateInterval } from '../revisit/estimator.ts';
 import { alphaFromScore, selectionProbability } from '../revisit/selection.ts';
 import { hammingDistance } from '../common/fingerprint.ts';
 import { hostKey } from '../common/url.ts';
 import { applyRemedy, changePageInterval, emptyPoliteness, hostInterval, remedyFor } from './politeness/index.ts';
-import { hostState, saveStats, schedule } from './partition.ts';
+import { fileRevisit, hostState, saveStats, schedule } from './partition.ts';
 import type { Partition } from './partition.ts';
 import { changeFreqMs } from './source-schedule.ts';
 
 /** Fetch errors that say the host itself is unreachable, not just this page. */
 const HOST_DEAD_CODES: ReadonlySet<string> = new Set(['MEGURI_ERR_DNS', 'MEGURI_ERR_CONNECT', 'MEGURI_ERR_CONNECT_TIMEOUT', 'MEGURI_ERR_FORBIDDEN_ADDRESS']);
 
+/** Due entries one sweep moves at most. */
+export const SWEEP_LIMIT = 1000;
+
+/**
+ * The sweep's floor after it read `due` (in key order) from [floor, bound): past the last entry
+ * read when the limit cut the read short, else the bound itself (nothing below it is left). Entries
+ * the sweep files again below the new floor lower it through fileRevisit().
+ */
+export function floorAfterSweep(floor: string, bound: string, due: readonly (readonly [string, unknown])[], limit: number): string {
+  const next = due.length >= limit ? due[due.length - 1]![0] : bound;
+  return next > floor ? next : floor;
+}
+
 /** Moves known URLs whose revisit time has come from the long-term queue into their host's queue. */
 export async function sweepRevisits(p: Partition, ctx: ProcessorContext): Promise<void> {
   const now = ctx.now();
   const due: [string, string][] = [];
-  for await (const entry of p.queueStore.range({ gte: REVISIT_PREFIX, lt: revisitKeyBound(now), limit: 1000 })) due.push(entry);
+  const bound = revisitKeyBound(now);
+  for await (const entry of p.queueStore.range({ gte: p.revisitFloor, lt: bound, limit: SWEEP_LIMIT })) due.push(entry);
+  p.revisitFloor = floorAfterSweep(p.revisitFloor, bound, due, SWEEP_LIMIT);
   // One RocksDB round trip for the URLs and hosts of the whole sweep.
   const dueUrls = due.map(([key, value]) => value || revisitKeyUrl(key));
   await Promise.all([p.urls.prefetch(dueUrls), p.hosts.prefetch(new Set(dueUrls.map(hostKey)))]);
@@ -41,7 +56,7 @@ export async function sweepRevisits(p: Partition, ctx: ProcessorContext): Promis
       // window: back to the long-term queue, accepted again later (seed 004: 3 days).
       const n = now + p.options.revisitDeferMs;
       p.urls.put(url, { ...u, n });
-      p.queueStore.put(revisitKey(n, url), '');
+      fileRevisit(p, n, url);
       p.stats.revisitsDeferred++;
       continue;
     }
@@ -98,7 +113,7 @@ export function failedRevisit(p: Partition, url: string, u: UrlState, host: Host
   } else {
     const n = now + 86_400_000;
     next = { ...u, st: 'done', x: failures, n };
-    p.queueStore.put(revisitKey(n, url), '');
+    fileRevisit(p, n, url);
   }
   p.urls.put(url, next);
   const r = revisitOf(u);
@@ -199,7 +214,7 @@ export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlSta
     nextVisitAt = now + (result === 'error' ? intervalMs : applyRemedy(intervalMs, remedy));
     next.n = nextVisitAt;
     // The key holds the URL; the value stays empty (one copy of the URL fewer per known page).
-    p.queueStore.put(revisitKey(nextVisitAt, outcome.url), '');
+    fileRevisit(p, nextVisitAt, outcome.url);
   }
   if (!first) {
     const estimate = revisit ? estimateInterval(revisit) : null;

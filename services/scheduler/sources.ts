@@ -24,6 +24,7 @@ import type { HostState, UrlState } from './state.ts';
 import { hostKey } from '../common/url.ts';
 import { newItemCount, nextFeedInterval, nextSitemapInterval, scheduleFor } from './source-schedule.ts';
 import type { Partition } from './partition.ts';
+import { fileRevisit } from './partition.ts';
 
 /** Source memory in the queues store: a prefix no host name, queue or index key starts with. */
 export const SOURCE_PREFIX = '\u0010';
@@ -75,7 +76,7 @@ export function countDiscovery(p: Partition, hints: LinkHints | undefined): void
 function revisitAt(p: Partition, url: string, u: UrlState, at: number): void {
   if (u.n !== undefined) p.queueStore.delete(revisitKey(u.n, url));
   p.urls.put(url, { ...u, n: at });
-  p.queueStore.put(revisitKey(at, url), '');
+  fileRevisit(p, at, url);
 }
 
 /**
@@ -222,5 +223,5 @@ export async function sourceOutcome(p: Partition, outcome: OutcomeLink, next: Ur
 function fileNext(p: Partition, url: string, next: UrlState, at: number): void {
   if (next.n !== undefined && next.n !== at) p.queueStore.delete(revisitKey(next.n, url));
   next.n = at;
-  p.queueStore.put(revisitKey(at, url), '');
+  fileRevisit(p, at, url);
 }
