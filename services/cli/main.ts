@@ -241,7 +241,7 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--out <dir>', 'discovery: write the per-depth figures there as discovery.csv and discovery.svg')
     .option('--ui [port]', 'serve the live view (counters, recent changes, world map of servers) on 127.0.0.1:PORT (default 8080)')
     .option('--country <range=CC>', 'live view: place an address or CIDR range in a country before the database is asked (repeatable)', (v: string, prev: string[]) => [...prev, v], [])
-    .option('--parser-workers <n>', 'worker threads that parse pages (0: on the event loop; default: cores − 2, at most 4, none on 2 cores)', int('--parser-workers', 0))
+    .option('--parser-workers <n>', 'worker threads that parse pages (0: on the event loop; default: 1 on 2 or 3 cores, cores − 2 up to 4 beyond, 0 on 1 core)', int('--parser-workers', 0))
     .addOption(new Option('--log-level <level>', 'log level (JSON logs on stderr)').choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'));
 }
 
