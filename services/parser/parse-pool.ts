@@ -4,7 +4,18 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { PageRecord, OutcomeLink, DiscoveredLink } from '../../schemas/index.ts';
-import type { RecordPointer } from './outcome.ts';
+import type { OutcomeOptions, RecordPointer } from './outcome.ts';
+
+/** OutcomeOptions as a worker receives them: plain data (the parameter filter as its list of names). */
+export interface WorkerOptions extends Omit<OutcomeOptions, 'stripParams'> {
+  stripParams?: readonly string[];
+}
+
+/** What structured cloning can carry of the parser's options; the worker rebuilds the rest. */
+export function workerOptions(options: OutcomeOptions): WorkerOptions {
+  const { stripParams, ...plain } = options;
+  return stripParams !== undefined ? { ...plain, stripParams: stripParams.names } : plain;
+}
 
 interface Pending {
   resolve: (r: { outcome: OutcomeLink; links: DiscoveredLink[] }) => void;
@@ -20,15 +31,15 @@ export class ParsePool {
   private nextId = 0;
   private closed = false;
 
-  /** `options` reach every worker (languages only: the rest of OutcomeOptions holds class instances). */
+  /** `options` reach every worker: languages, the parameter filter, aliases and extraction limits. */
   constructor(
     readonly size: number,
-    options: { languages?: readonly string[] } = {},
+    options: OutcomeOptions = {},
   ) {
     if (!(size >= 1)) throw new RangeError('parse pool size must be ≥ 1');
     const boot = new URL('./parse-worker-boot.mjs', import.meta.url);
     for (let i = 0; i < size; i++) {
-      const worker = new Worker(boot, { workerData: options.languages !== undefined ? { languages: [...options.languages] } : {} });
+      const worker = new Worker(boot, { workerData: workerOptions(options) });
       worker.unref();
       worker.on('message', (msg: Reply) => {
         this.load[i]!--;

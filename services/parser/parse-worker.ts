@@ -7,8 +7,12 @@ import type { PageRecord } from '../../schemas/index.ts';
 import { pageToRecords } from './outcome.ts';
 import { loadLanguageDetector } from './language.ts';
 import type { OutcomeOptions, RecordPointer } from './outcome.ts';
+import type { WorkerOptions } from './parse-pool.ts';
+import { paramFilter } from '../common/url.ts';
 
-const options: OutcomeOptions = (workerData as OutcomeOptions | null) ?? {};
+const received = (workerData as WorkerOptions | null) ?? {};
+const { stripParams, ...plain } = received;
+const options: OutcomeOptions = stripParams !== undefined ? { ...plain, stripParams: paramFilter(stripParams) } : plain;
 
 interface Job {
   id: number;

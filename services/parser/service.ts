@@ -29,7 +29,7 @@ export function parserService(options: ParserServiceOptions = {}): ServiceDefini
     // A batch goes to the pool whole and its records are emitted in order once all are parsed:
     // the event loop moves records and schedules while the workers parse, and batches stay as
     // large as without workers (many small commits cost the scheduler more than parsing does).
-    const pool = new ParsePool(workers, outcomeOptions.languages !== undefined ? { languages: outcomeOptions.languages } : {});
+    const pool = new ParsePool(workers, outcomeOptions);
     return {
       ...base,
       maxBatchRecords: 200,

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { ParsePool } from '../../services/parser/parse-pool.ts';
 import { pageToRecords } from '../../services/parser/outcome.ts';
+import type { OutcomeOptions } from '../../services/parser/outcome.ts';
+import { paramFilter } from '../../services/common/url.ts';
 import { SCHEMA_VERSION, pageRecord } from '../../schemas/index.ts';
 
 test('the parse pool gives the same records as parsing on the event loop', async () => {
@@ -34,5 +36,38 @@ test('the parse pool gives the same records as parsing on the event loop', async
     assert.ok(direct.links.length > 10);
   } finally {
     await pool.close();
+  }
+});
+
+test('workers parse with the options the parser was given: the parameter strip list and aliases', async () => {
+  const html = Buffer.from('<html><body><a href="/p?sid=1&x=2">p</a> <a href="http://www.b.test/q?utm_source=z">q</a></body></html>');
+  const page = pageRecord.parse({
+    v: SCHEMA_VERSION,
+    request: { v: SCHEMA_VERSION, requestId: 'r2', url: 'http://a.test/', host: 'a.test', reason: 'new', score: 1, depth: 0, cgiHops: 0, attempt: 1, issuedAt: 1 },
+    finalUrl: 'http://a.test/',
+    redirects: [],
+    status: 200,
+    headers: { 'content-type': 'text/html' },
+    contentType: 'text/html',
+    body: html,
+    bodyTruncated: false,
+    bytes: html.length,
+    decodedBytes: html.length,
+    timing: { startedAt: 1, totalMs: 3 },
+    fetchedAt: 2,
+  });
+  const cases: { options: OutcomeOptions; urls: string[] }[] = [
+    { options: {}, urls: ['http://a.test/p?x=2', 'http://www.b.test/q'] },
+    { options: { stripParams: paramFilter([]), aliases: new Map([['www.b.test', 'b.test']]) }, urls: ['http://a.test/p?sid=1&x=2', 'http://b.test/q?utm_source=z'] },
+  ];
+  for (const { options, urls } of cases) {
+    const pool = new ParsePool(1, options);
+    try {
+      const { links } = await pool.run(page);
+      assert.deepEqual(links.map((l) => l.url), urls);
+      assert.deepEqual(pageToRecords(page, undefined, options).links.map((l) => l.url), urls);
+    } finally {
+      await pool.close();
+    }
   }
 });
