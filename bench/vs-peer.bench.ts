@@ -101,23 +101,28 @@ interface Row {
   errors: number;
 }
 
+/** A contender's row from what it reported (pages, crawl time) and how its process ran. */
+function rowOf(crawler: string, run: { usage: Usage }, out: { pages: number; elapsedS: number; pagesPerS: number; duplicates: number | string; errors: number }, webCpuS: number): Row {
+  return {
+    crawler,
+    pages: out.pages,
+    elapsedS: out.elapsedS,
+    pagesPerS: out.pagesPerS,
+    cpuMsPerPage: round(run.usage.cpuMs / out.pages, 3),
+    peakRssMiB: Math.round(run.usage.maxRssKiB / 1024),
+    startupS: round(run.usage.uptimeMs / 1000 - out.elapsedS, 2),
+    webServerCpuS: round(webCpuS, 1),
+    duplicates: out.duplicates,
+    errors: out.errors,
+  };
+}
+
 async function peer(web: Awaited<ReturnType<typeof startWeb>>): Promise<Row> {
   const cpu0 = cpuSecondsOf(web.pid);
   const cfg = JSON.stringify({ seeds: web.seeds, resolve: web.resolve, maxPages, connections: 128 });
   const r = await runProcess([join(root, 'bench/vs-peer/node-crawler-peer.mjs'), cfg]);
   const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { pages: number; errors: number; elapsedS: number; pagesPerS: number };
-  return {
-    crawler: 'node-crawler 2.0.2',
-    pages: out.pages,
-    elapsedS: out.elapsedS,
-    pagesPerS: out.pagesPerS,
-    cpuMsPerPage: round(r.usage.cpuMs / out.pages, 3),
-    peakRssMiB: Math.round(r.usage.maxRssKiB / 1024),
-    startupS: round(r.usage.uptimeMs / 1000 - out.elapsedS, 2),
-    webServerCpuS: round(cpuSecondsOf(web.pid) - cpu0, 1),
-    duplicates: 'n/a',
-    errors: out.errors,
-  };
+  return rowOf('node-crawler 2.0.2', r, { ...out, duplicates: 'n/a' }, cpuSecondsOf(web.pid) - cpu0);
 }
 
 async function meguri(web: Awaited<ReturnType<typeof startWeb>>, kind: 'embedded' | 'kafka'): Promise<Row> {
@@ -133,18 +138,7 @@ async function meguri(web: Awaited<ReturnType<typeof startWeb>>, kind: 'embedded
   try {
     const r = await runProcess(args);
     const s = JSON.parse(r.stdout) as { pagesFetched: number; elapsedS: number; pagesPerS: number; duplicateFetches: number; errors: number };
-    return {
-      crawler: `meguri crawl (${kind})`,
-      pages: s.pagesFetched,
-      elapsedS: s.elapsedS,
-      pagesPerS: s.pagesPerS,
-      cpuMsPerPage: round(r.usage.cpuMs / s.pagesFetched, 3),
-      peakRssMiB: Math.round(r.usage.maxRssKiB / 1024),
-      startupS: round(r.usage.uptimeMs / 1000 - s.elapsedS, 2),
-      webServerCpuS: round(cpuSecondsOf(web.pid) - cpu0, 1),
-      duplicates: s.duplicateFetches,
-      errors: s.errors,
-    };
+    return rowOf(`meguri crawl (${kind})`, r, { pages: s.pagesFetched, elapsedS: s.elapsedS, pagesPerS: s.pagesPerS, duplicates: s.duplicateFetches, errors: s.errors }, cpuSecondsOf(web.pid) - cpu0);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

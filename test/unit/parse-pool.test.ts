@@ -6,13 +6,14 @@ import { pageToRecords } from '../../services/parser/outcome.ts';
 import type { OutcomeOptions } from '../../services/parser/outcome.ts';
 import { paramFilter } from '../../services/common/url.ts';
 import { SCHEMA_VERSION, pageRecord } from '../../schemas/index.ts';
+import type { PageRecord } from '../../schemas/index.ts';
 
-test('the parse pool gives the same records as parsing on the event loop', async () => {
-  const body = readFileSync(new URL('../fixtures/pages/article.html', import.meta.url));
-  const page = pageRecord.parse({
+/** A fetched 200 HTML page of `url` as the fetcher writes it. */
+function htmlPage(url: string, body: Buffer, depth: number): PageRecord {
+  return pageRecord.parse({
     v: SCHEMA_VERSION,
-    request: { v: SCHEMA_VERSION, requestId: 'r1', url: 'http://a.test/x.html', host: 'a.test', reason: 'new', score: 1, depth: 2, cgiHops: 0, attempt: 1, issuedAt: 1 },
-    finalUrl: 'http://a.test/x.html',
+    request: { v: SCHEMA_VERSION, requestId: 'r1', url, host: new URL(url).host, reason: 'new', score: 1, depth, cgiHops: 0, attempt: 1, issuedAt: 1 },
+    finalUrl: url,
     redirects: [],
     status: 200,
     headers: { 'content-type': 'text/html' },
@@ -24,6 +25,11 @@ test('the parse pool gives the same records as parsing on the event loop', async
     timing: { startedAt: 1, totalMs: 3 },
     fetchedAt: 2,
   });
+}
+
+test('the parse pool gives the same records as parsing on the event loop', async () => {
+  const body = readFileSync(new URL('../fixtures/pages/article.html', import.meta.url));
+  const page = htmlPage('http://a.test/x.html', body, 2);
   const pool = new ParsePool(2);
   try {
     const pointer = { topic: 'pages', partition: 0, offset: '7' };
@@ -41,21 +47,7 @@ test('the parse pool gives the same records as parsing on the event loop', async
 
 test('workers parse with the options the parser was given: the parameter strip list and aliases', async () => {
   const html = Buffer.from('<html><body><a href="/p?sid=1&x=2">p</a> <a href="http://www.b.test/q?utm_source=z">q</a></body></html>');
-  const page = pageRecord.parse({
-    v: SCHEMA_VERSION,
-    request: { v: SCHEMA_VERSION, requestId: 'r2', url: 'http://a.test/', host: 'a.test', reason: 'new', score: 1, depth: 0, cgiHops: 0, attempt: 1, issuedAt: 1 },
-    finalUrl: 'http://a.test/',
-    redirects: [],
-    status: 200,
-    headers: { 'content-type': 'text/html' },
-    contentType: 'text/html',
-    body: html,
-    bodyTruncated: false,
-    bytes: html.length,
-    decodedBytes: html.length,
-    timing: { startedAt: 1, totalMs: 3 },
-    fetchedAt: 2,
-  });
+  const page = htmlPage('http://a.test/', html, 0);
   const cases: { options: OutcomeOptions; urls: string[] }[] = [
     { options: {}, urls: ['http://a.test/p?x=2', 'http://www.b.test/q'] },
     { options: { stripParams: paramFilter([]), aliases: new Map([['www.b.test', 'b.test']]) }, urls: ['http://a.test/p?sid=1&x=2', 'http://b.test/q?utm_source=z'] },
