@@ -20,13 +20,21 @@ function sharedKey(l: DiscoveredLink): string {
   return `${l.source}\u0000${l.depth}\u0000${l.cgiHops}\u0000${l.sameSite ? 1 : 0}\u0000${l.foundAt}\u0000${l.propagated ? 1 : 0}\u0000${l.startSite ?? ''}\u0000${l.via ?? ''}`;
 }
 
+/** The fields that differ from link to link, copied between a link and its bundle target. */
+type TargetFields = Pick<BundleTarget, 'anchor' | 'kind' | 'lastmod' | 'priority' | 'changefreq'>;
+
+/** `to` with the per-target fields `from` has set (absent ones stay absent, not undefined). */
+function withTargetFields<T extends TargetFields>(to: T, from: TargetFields): T {
+  if (from.anchor !== undefined) to.anchor = from.anchor;
+  if (from.kind !== undefined) to.kind = from.kind;
+  if (from.lastmod !== undefined) to.lastmod = from.lastmod;
+  if (from.priority !== undefined) to.priority = from.priority;
+  if (from.changefreq !== undefined) to.changefreq = from.changefreq;
+  return to;
+}
+
 function targetOf(l: DiscoveredLink, bundleContribution: number): BundleTarget {
-  const t: BundleTarget = { url: l.url };
-  if (l.anchor !== undefined) t.anchor = l.anchor;
-  if (l.kind !== undefined) t.kind = l.kind;
-  if (l.lastmod !== undefined) t.lastmod = l.lastmod;
-  if (l.priority !== undefined) t.priority = l.priority;
-  if (l.changefreq !== undefined) t.changefreq = l.changefreq;
+  const t = withTargetFields<BundleTarget>({ url: l.url }, l);
   if (l.contribution !== bundleContribution) t.contribution = l.contribution;
   return t;
 }
@@ -94,15 +102,7 @@ export function packLinks(links: readonly DiscoveredLink[]): KeyedLinks[] {
 /** The `link` records a bundle stands for, in its order. */
 export function unpackLinks(bundle: LinkBundle): DiscoveredLink[] {
   const { targets, type: _type, ...shared } = bundle;
-  return targets.map((t) => {
-    const link: DiscoveredLink = { ...shared, type: 'link', url: t.url, contribution: t.contribution ?? shared.contribution };
-    if (t.anchor !== undefined) link.anchor = t.anchor;
-    if (t.kind !== undefined) link.kind = t.kind;
-    if (t.lastmod !== undefined) link.lastmod = t.lastmod;
-    if (t.priority !== undefined) link.priority = t.priority;
-    if (t.changefreq !== undefined) link.changefreq = t.changefreq;
-    return link;
-  });
+  return targets.map((t) => withTargetFields<DiscoveredLink>({ ...shared, type: 'link', url: t.url, contribution: t.contribution ?? shared.contribution }, t));
 }
 
 /** A `links` record as the records it stands for: a bundle's links, or the record itself. */
