@@ -179,6 +179,22 @@ const durations = {};
 const timeBin = ['/usr/bin/time'].find((p) => existsSync(p));
 const cpuDir = mkdtempSync(join(tmpdir(), 'meguri-test-cpu-'));
 let durationsCount = 0;
+/** What each failed file said about its failures, printed again after the summary (a long log's tail keeps it). */
+const failureReports = [];
+const REPORT_CHARS = 4000;
+
+/** The spec reporter's closing "failing tests" section of a file's output, or the output's tail without one. */
+function failureReport(file, output) {
+  const at = output.lastIndexOf('failing tests:');
+  // Stack frames inside node itself say nothing about the failure.
+  let text = (at >= 0 ? output.slice(at) : output.slice(-REPORT_CHARS))
+    .split('\n')
+    .filter((line) => !/^\s+at (?:.*\()?node:/.test(line))
+    .join('\n');
+  if (text.length > REPORT_CHARS) text = `${text.slice(0, REPORT_CHARS)}\n[... ${text.length - REPORT_CHARS} more characters in the file's output above]`;
+  return `# ${file}\n${text.trimEnd()}`;
+}
+
 /** Runs one test file in its own process; its output is printed whole when it ends, with its wall time. */
 function runFile(file) {
   return new Promise((resolve) => {
@@ -216,7 +232,9 @@ function runFile(file) {
         // No CPU figure: the wall time alone.
       }
       const failed = exitCode !== 0;
-      if (!live) process.stdout.write(`# ${file}\n${Buffer.concat(chunks).toString('utf8')}`);
+      const output = Buffer.concat(chunks).toString('utf8');
+      if (!live) process.stdout.write(`# ${file}\n${output}`);
+      if (failed) failureReports.push(failureReport(file, output));
       console.log(`# ${failed ? 'FAILED' : 'passed'} ${file} in ${seconds.toFixed(1)} s${cpu}${failed ? ` (exit ${signal ?? exitCode})` : ''}`);
       resolve(!failed);
     });
@@ -285,6 +303,7 @@ async function runAll() {
   const rows = Object.entries(durations).sort((a, b) => b[1] - a[1]);
   console.log(`# ${rows.length} file${rows.length === 1 ? '' : 's'} in ${((Date.now() - started) / 1000).toFixed(1)} s; slowest:`);
   for (const [file, seconds] of rows.slice(0, 15)) console.log(`#   ${seconds.toFixed(1).padStart(6)} s  ${file}`);
+  if (failureReports.length > 0) console.log(`# what the failed files reported:\n${failureReports.join('\n')}`);
   if (failed.length > 0) console.log(`# failed: ${failed.join(', ')}`);
   const notRun = [...heavy, ...waiting, ...solo];
   if (brokerFailed && notRun.length > 0) console.log(`# not run (no broker): ${notRun.join(', ')}`);
