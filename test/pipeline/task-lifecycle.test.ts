@@ -328,6 +328,58 @@ describe('fencing, handovers, long work and crashes on kafka', { timeout: 300_00
     }
   });
 
+  it('a transaction that failed after its records reached the broker is never retried on that producer', async () => {
+    // A broker going down can write a produce request and lose its answer. kafkajs then still holds
+    // the sequence numbers it sent, so a retry on the same producer and epoch would reuse them and the
+    // broker would drop the retried records as duplicates of the aborted ones while acknowledging
+    // them. Here the send reaches the broker and then fails as a coordinator move does (transient).
+    const topic = `${uniquePrefix()}lost-answer`;
+    await transport.ensureTopics([{ name: topic, partitions: 1 }]);
+    const scope = `${topic}-group.0`;
+    const owner = new KafkaTransport({ brokers: kafkaBrokers() });
+    let failAfterNextSend = false;
+    const kafka = owner.client;
+    const makeProducer = kafka.producer.bind(kafka);
+    kafka.producer = ((config) => {
+      const producer = makeProducer(config);
+      const begin = producer.transaction.bind(producer);
+      producer.transaction = async () => {
+        const tx = await begin();
+        return {
+          ...tx,
+          sendBatch: async (batch) => {
+            const sent = await tx.sendBatch(batch);
+            if (failAfterNextSend) {
+              failAfterNextSend = false;
+              throw coordinatorMoving();
+            }
+            return sent;
+          },
+        };
+      };
+      return producer;
+    }) as typeof kafka.producer;
+    const commitOf = (value: string): Promise<unknown> =>
+      owner.commitFor('g', undefined as never, { transactional: true, scope, outputs: [{ topic, key: 'k', value: Buffer.from(value), partition: 0 }], offsets: [] });
+    try {
+      await owner.fenceScope(scope);
+      await commitOf('a');
+      failAfterNextSend = true;
+      await assert.rejects(commitOf('b'), (err: unknown) => err instanceof TaskMigratedError, 'a failed transaction is reported as migrated, even for a transient error');
+      assert.equal(failAfterNextSend, false, 'the send did reach the broker before it failed');
+      await assert.rejects(commitOf('c'), (err: unknown) => err instanceof TaskMigratedError && /no transactional producer/.test(err.message), 'the producer was released: no commit until the task opens again');
+      // The task opens again: a fresh producer (new epoch, new sequence numbers) commits.
+      await owner.fenceScope(scope);
+      await commitOf('d');
+      // The commit marker is written just after the commit returns: wait until read_committed shows it.
+      const values = async (): Promise<(string | null)[]> => (await readAll(transport, topic)).map((r) => r.value);
+      await waitFor('the last commit visible', async () => (await values()).includes('d'), 30_000, 100);
+      assert.deepEqual(await values(), ['a', 'd'], 'the failed transaction aborted; nothing committed on the released producer');
+    } finally {
+      await owner.close();
+    }
+  });
+
   it('a service whose partition was claimed by a new owner closes that task dirty, rejoins, restores and counts exactly once', async () => {
     const prefix = uniquePrefix();
     const service = new StreamService(counterService(), { transport, catalog: crawlCatalog, dataDir: tempDir(), topicPrefix: prefix, partitions: 2 });

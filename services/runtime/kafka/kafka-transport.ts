@@ -497,16 +497,16 @@ export class KafkaTransport implements Transport {
       await tx.commit();
       return meta;
     } catch (err) {
-      let aborted = false;
-      if (tx.isActive()) {
-        aborted = await tx.abort().then(
-          () => true,
-          () => false,
-        );
-      }
-      if (aborted && classifyError(err, 'commit') === 'transient') throw err;
-      // Fenced, or the transaction's outcome is unknown (kafkajs cannot retry a failed EndTxn): this
-      // producer is done. The task is closed dirty and restored after the group confirms its owner.
+      // Ends the transaction now rather than at its timeout (the next owner's fence aborts it anyway).
+      if (tx.isActive()) await tx.abort().catch(() => undefined);
+      // Whatever the error, this producer is done, transient ones included: a produce request whose
+      // answer was lost (a broker going down) may have been written, and kafkajs then still holds the
+      // sequence numbers it sent. A retry on the same producer and epoch would reuse them, and the
+      // broker would take the retried records for duplicates of the aborted ones and drop them while
+      // acknowledging, committing the input offsets without the outputs and changelog. (kafkajs also
+      // skips the abort when it never saw AddPartitionsToTxn answered, leaving the transaction open.)
+      // A fresh producer, made when the task opens again, gets a new epoch with new sequence numbers.
+      // The task is closed dirty and restored after the group confirms its owner.
       await this.releaseScope(commit.scope);
       throw new TaskMigratedError(`transaction of ${commit.scope} failed (${describeError(err)}); producer released`, { cause: err });
     }
