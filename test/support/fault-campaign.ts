@@ -24,6 +24,7 @@ import { pageRequests, resolveEntries, urlKey, pageKey } from './crawl-check.ts'
 import { readCommitted } from './local-broker.ts';
 import type { CommittedRecord } from './local-broker.ts';
 import { crawlFigures } from './fault-figures.ts';
+import { describeFigures } from './fault-assertions.ts';
 import type { CrawlFigures, FetcherKill } from './fault-figures.ts';
 import { removeDir, tempDir, uniquePrefix } from './transports.ts';
 
@@ -410,7 +411,9 @@ export class FaultCrawl {
     this.log(`read ${records.length} committed records`);
     const counted = crawlFigures({ expected: this.expected, fetches, frontier, pages, changes, revisits: of('revisits').length, deadLetters: of('deadletter').length, fetcherKills: this.fetcherKills });
     const crashes = [...this.processes.values()].flatMap((p) => p.unexpectedExits.map((e) => `${p.name} ${e}`));
-    return { scenario, ...counted, completed: completed && counted.lost === 0, wallMs, startedAtMs: this.startedAt, faults: [...this.faults], crashes, deadLetterReasons, logDir: this.logDir };
+    const figures = { scenario, ...counted, completed: completed && counted.lost === 0, wallMs, startedAtMs: this.startedAt, faults: [...this.faults], crashes, deadLetterReasons, logDir: this.logDir };
+    this.log(`figures: ${describeFigures(figures)}`);
+    return figures;
   }
 
   /** Stops every process (SIGTERM, then SIGKILL after 20 s), the admin client and the web. */
