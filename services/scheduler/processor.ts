@@ -20,7 +20,7 @@ import { unpackLinks } from '../common/link-bundles.ts';
 import type { SchedulerOptions } from './options.ts';
 import { ReadyHeap } from './ready-heap.ts';
 import { QueueCache } from './queue-cache.ts';
-import { SCOPE_PREFIX, STATS_KEY, emptyStats } from './state.ts';
+import { SCOPE_PREFIX, STATS_KEY, emptyStats, queueOrder } from './state.ts';
 import { CrawlScope, compileUrlFilter } from './scope.ts';
 import type { HostRulesSource } from './host-rules.ts';
 import { DEFAULT_REVISIT_OPTIONS } from '../revisit/estimator.ts';
@@ -82,7 +82,12 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       urls,
       hosts,
       queueStore,
-      queues: new QueueCache(queueStore),
+      queues: new QueueCache(queueStore, async (host, stored) => {
+        await urls.prefetch(stored.map((e) => e.url));
+        const orders: string[] = [];
+        for (const e of stored) orders.push(queueOrder(host, e.key, await urls.get(e.url)));
+        return orders;
+      }),
       templates: new TemplateLedger(queueStore, options, async (url) => (await urls.get(url)) !== undefined),
       sites: new SiteLedger(queueStore),
       scope: new CrawlScope(options.scope),
