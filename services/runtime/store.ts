@@ -135,7 +135,9 @@ export class TaskStore<V> implements KeyValueStore<V> {
 
   async get(key: string): Promise<V | undefined> {
     if (this.writes.has(key)) return this.writes.get(key);
-    if (this.cache.has(key)) return this.cache.get(key);
+    // One lookup when the cache holds a value (the usual case); a second tells "known absent" from "not cached".
+    const cached = this.cache.get(key);
+    if (cached !== undefined || this.cache.has(key)) return cached;
     const raw = await this.db.get(this.encodeKey(key));
     const value = raw === undefined ? undefined : (JSON.parse(raw.toString('utf8')) as V);
     this.remember(key, value);

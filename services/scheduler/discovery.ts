@@ -7,7 +7,7 @@
 import type { ProcessorContext, InputRecord } from '../runtime/index.ts';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { UnbundledLinksRecord, DiscoveredLink, SeedLink, RedirectHop, ServerRecord, SourceKind } from '../../schemas/index.ts';
-import { SCOPE_PREFIX, SERVER_PREFIX, countAtDepth, blcTieBreak, decodeOutLinks, outLinksKey, queueKey, queueKeyRound, roundScore } from './state.ts';
+import { SCOPE_PREFIX, SERVER_PREFIX, countAtDepth, blcTieBreak, decodeOutLinks, outLinksKey, queueKey, rescoredQueueKey, roundScore } from './state.ts';
 import type { HostState, UrlState } from './state.ts';
 import { canonicalUrl, moveToOrigin } from '../common/aliases.ts';
 import { hostKey, siteOf, stripUrlParams } from '../common/url.ts';
@@ -235,10 +235,10 @@ async function receive(p: Partition, url: string, known: UrlState, gain: number,
       p.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth) });
       return;
     }
-    p.queues.remove(host, known.q);
-    const q = queueKey(host, queueScore(score, known.rc), p.stats.seq++, queueKeyRound(host, known.q));
-    p.queues.add(host, q, url);
-    p.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth), q });
+    // It moves up in memory only: the stored entry keeps its key, and a reload of the host's queue
+    // orders it by the score stored with the URL (queueOrder).
+    p.queues.reorder(host, known.q, rescoredQueueKey(host, known.q, score));
+    p.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth) });
     return;
   }
   const ordering = p.options.ordering;

@@ -12,6 +12,7 @@ import { forAgent, fromJSON } from './robots/index.ts';
 import type { AgentMatcher } from './robots/index.ts';
 import { queueKeyIsKnown } from './state.ts';
 import type { HostState, UrlState } from './state.ts';
+import type { QueueEntry } from './queue-cache.ts';
 import { beforeRequest, emptyPoliteness } from './politeness/index.ts';
 import { agentFor, countIp, fileRevisit, ruleFor, schedule, siteUnderCap } from './partition.ts';
 import type { Partition } from './partition.ts';
@@ -163,7 +164,7 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
     const overPartitionBudget = p.options.maxPagesPerPartition !== undefined && p.stats.pagesFetched + p.deadlines.size >= p.options.maxPagesPerPartition;
     if (overPartitionBudget || (p.budget && !p.budget.tryTake())) {
       // Out of budget: keep the URL queued so a later, larger budget can pick it up.
-      p.queues.add(host, head.key, head.url);
+      p.queues.add(host, head.key, head.url, head.order);
       state.queued++;
       p.queuedTotal++;
       p.hosts.put(host, state);
@@ -183,7 +184,7 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
  * (seed 004 splits the short-term queue equally). A credit balance in the host state keeps the
  * split exact over time; when only one kind waits it gets every request.
  */
-async function nextFromQueue(p: Partition, host: string, state: HostState): Promise<{ key: string; url: string; known: boolean; both: boolean } | undefined> {
+async function nextFromQueue(p: Partition, host: string, state: HostState): Promise<(QueueEntry & { known: boolean; both: boolean }) | undefined> {
   const [fresh, known] = await Promise.all([p.queues.headNew(host), p.queues.headKnown(host)]);
   if (!fresh && !known) return undefined;
   if (!known) return { ...fresh!, known: false, both: false };

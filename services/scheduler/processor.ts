@@ -20,7 +20,7 @@ import { unpackLinks } from '../common/link-bundles.ts';
 import type { SchedulerOptions } from './options.ts';
 import { ReadyHeap } from './ready-heap.ts';
 import { QueueCache } from './queue-cache.ts';
-import { SCOPE_PREFIX, STATS_KEY, emptyStats } from './state.ts';
+import { SCOPE_PREFIX, STATS_KEY, emptyStats, queueOrder } from './state.ts';
 import { CrawlScope, compileUrlFilter } from './scope.ts';
 import type { HostRulesSource } from './host-rules.ts';
 import { DEFAULT_REVISIT_OPTIONS } from '../revisit/estimator.ts';
@@ -82,7 +82,12 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       urls,
       hosts,
       queueStore,
-      queues: new QueueCache(queueStore),
+      queues: new QueueCache(queueStore, async (host, stored) => {
+        await urls.prefetch(stored.map((e) => e.url));
+        const orders: string[] = [];
+        for (const e of stored) orders.push(queueOrder(host, e.key, await urls.get(e.url)));
+        return orders;
+      }),
       templates: new TemplateLedger(queueStore, options, async (url) => (await urls.get(url)) !== undefined),
       sites: new SiteLedger(queueStore),
       scope: new CrawlScope(options.scope),
@@ -137,17 +142,22 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     // One RocksDB round trip for every URL and host this batch touches, instead of one per record.
     const urls: string[] = [];
     const hosts = new Set<string>();
-    const ledgerKeys: string[] = [];
     const batch = unbundled(records).map((r) => withStrippedUrl(p, r));
     for (const r of batch) {
-      const host = hostKey(r.value.url);
       urls.push(r.value.url);
       if (r.value.type === 'outcome' && r.value.finalUrl) urls.push(r.value.finalUrl);
-      else if (r.value.type !== 'outcome' && !(r.value.type === 'link' && r.value.propagated)) ledgerKeys.push(templateKey(host, r.value.url));
-      hosts.add(host);
+      hosts.add(hostKey(r.value.url));
+    }
+    await Promise.all([p.urls.prefetch(urls), p.hosts.prefetch(hosts)]);
+    // Template counts are read for new URLs only (most links of a long crawl go to known URLs).
+    const ledgerKeys: string[] = [];
+    for (const r of batch) {
+      const v = r.value;
+      if (v.type === 'outcome' || (v.type === 'link' && v.propagated) || (await p.urls.get(v.url)) !== undefined) continue;
+      ledgerKeys.push(templateKey(hostKey(v.url), v.url));
     }
     for (const host of hosts) ledgerKeys.push(SITE_PREFIX + siteCapKey(host, p.politeness, siteOf));
-    await Promise.all([p.urls.prefetch(urls), p.hosts.prefetch(hosts), p.queueStore.prefetch(ledgerKeys)]);
+    await p.queueStore.prefetch(ledgerKeys);
     for (const r of batch) {
       const v = r.value;
       if (await forwardToCanonical(p, r, ctx)) continue;

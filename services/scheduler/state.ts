@@ -4,6 +4,7 @@ import { PACKED_STATE_BYTES, packState, unpackState } from '../revisit/estimator
 import type { RevisitState } from '../revisit/estimator.ts';
 import type { RedirectHop } from '../../schemas/frontier.ts';
 import type { RedirectCounters } from './redirects.ts';
+import { REDIRECT_QUEUE_BOOST } from './redirects.ts';
 
 /**
  * What the scheduler keeps per URL and per host in its partition's stores. Field names are short
@@ -275,6 +276,25 @@ export const ROUND_MARK = 'R';
 export function queueKeyRound(host: string, key: string): number {
   const at = host.length + 1;
   return key.charAt(at) === ROUND_MARK ? Number(key.slice(at + 1, at + 4)) : 0;
+}
+
+/**
+ * The key a new URL queued under `key` would have with its score now `score`: the same round and
+ * sequence number, and the redirect boost if it was queued with one (the queue cache's order).
+ */
+export function rescoredQueueKey(host: string, key: string, score: number): string {
+  const round = queueKeyRound(host, key);
+  const at = host.length + 1 + (round > 0 ? 4 : 0);
+  const queuedScore = (1e15 - Number(key.slice(at, at + 16))) / 1e6;
+  const boost = queuedScore >= REDIRECT_QUEUE_BOOST ? REDIRECT_QUEUE_BOOST : 0;
+  return queueKey(host, boost + score, Number(key.slice(at + 17)), round);
+}
+
+/** Place in its host's queue of the entry stored under `key` for `u` (the queue cache's order on load). */
+export function queueOrder(host: string, key: string, u: Pick<UrlState, 'st' | 'q' | 's'> | undefined): string {
+  // Known URLs keep their key (γ at the time they became due); stale entries are dropped when reached.
+  if (queueKeyIsKnown(host, key) || !u || u.st !== 'queued' || u.q !== key) return key;
+  return rescoredQueueKey(host, key, u.s);
 }
 
 /**

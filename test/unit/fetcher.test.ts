@@ -104,6 +104,18 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const html = (s: string) => `<!doctype html><html><head><title>t</title></head><body>${s}</body></html>`;
 const PAGE = html('<p>' + 'hello world '.repeat(200) + '</p>');
+/** Words from a fixed LCG: text that compresses only ~2:1, so its gzip is larger than 64 KB. */
+function scrambledWords(count: number): string {
+  let x = 12345;
+  const words: string[] = [];
+  for (let i = 0; i < count; i++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    words.push(x.toString(36));
+  }
+  return words.join(' ');
+}
+const LARGE_PAGE = html(`<p>${scrambledWords(40_000)}</p>`);
+const LARGE_GZIP = gzipSync(LARGE_PAGE);
 
 /** One gzip member of 1 MiB of text, repeated: 1 GiB decoded from about 1 MiB on the wire. */
 const BOMB_MEMBER = gzipSync(Buffer.alloc(1024 * 1024, 'a'), { level: 9 });
@@ -170,6 +182,10 @@ const routes: Record<string, http.RequestListener> = {
   '/gzip': (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' });
     res.end(gzipSync(PAGE));
+  },
+  '/gzip-large': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' });
+    res.end(LARGE_GZIP);
   },
   '/br': (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'br' });
@@ -610,6 +626,23 @@ describe('fetcher', () => {
       assert.ok(rec.bytes < rec.decodedBytes);
     });
   }
+
+  it('decodes a small compressed body at its end and a large one as it streams, alike', async () => {
+    assert.ok(LARGE_GZIP.length > 64 * 1024, `the large page gzips to ${LARGE_GZIP.length} bytes`);
+    const whole = await get(fetcher(), `${base}/gzip-large`);
+    assert.equal(whole.error, undefined);
+    assert.equal(text(whole), LARGE_PAGE);
+    assert.equal(whole.bytes, LARGE_GZIP.length);
+    // Cut at the wire cap: kept whole then decoded (16 KB) or streamed (100 KB); both decode as far as the bytes go.
+    for (const cap of [16 * 1024, 100 * 1024]) {
+      const cut = await get(fetcher({ maxBodyBytes: cap }), `${base}/gzip-large`);
+      assert.equal(cut.error, undefined, `cap ${cap}`);
+      assert.equal(cut.bodyTruncated, true);
+      const got = text(cut);
+      assert.ok(got.length > cap, `cap ${cap}: ${got.length} characters decoded`);
+      assert.ok(LARGE_PAGE.startsWith(got), `cap ${cap}: the decoded text is the start of the page`);
+    }
+  });
 
   it('reports corrupt compressed data as MEGURI_ERR_DECOMPRESS', async () => {
     const f = fetcher();
