@@ -328,6 +328,48 @@ describe('fencing, handovers, long work and crashes on kafka', { timeout: 300_00
     }
   });
 
+  it('a plain send that failed after its records reached the broker releases the shared producer', async () => {
+    // The same lost answer on the idempotent producer of at-least-once services: kafkajs rolls back
+    // the sequence numbers of a failed send, so the next batch of that producer would reuse them and
+    // the broker would drop it as a duplicate while acknowledging it. The next send uses a new producer.
+    const topic = `${uniquePrefix()}lost-plain-answer`;
+    await transport.ensureTopics([{ name: topic, partitions: 1 }]);
+    const sender = new KafkaTransport({ brokers: kafkaBrokers() });
+    let failAfterNextSend = false;
+    let producersMade = 0;
+    const kafka = sender.client;
+    const makeProducer = kafka.producer.bind(kafka);
+    kafka.producer = ((config) => {
+      const producer = makeProducer(config);
+      producersMade++;
+      const sendBatch = producer.sendBatch.bind(producer);
+      producer.sendBatch = async (batch) => {
+        const sent = await sendBatch(batch);
+        if (failAfterNextSend) {
+          failAfterNextSend = false;
+          throw coordinatorMoving();
+        }
+        return sent;
+      };
+      return producer;
+    }) as typeof kafka.producer;
+    const sendOf = (value: string): Promise<unknown> => sender.send([{ topic, key: 'k', value: Buffer.from(value), partition: 0 }]);
+    try {
+      await sendOf('a');
+      await sendOf('b');
+      assert.equal(producersMade, 1, 'sends share one producer');
+      failAfterNextSend = true;
+      await assert.rejects(sendOf('c'));
+      assert.equal(failAfterNextSend, false, 'the send did reach the broker before it failed');
+      await sendOf('d');
+      assert.equal(producersMade, 2, 'the send after the failure started a new producer');
+      await waitFor('every record visible', async () => (await readAll(transport, topic)).length >= 4, 30_000, 100);
+      assert.deepEqual((await readAll(transport, topic)).map((r) => r.value), ['a', 'b', 'c', 'd'], 'nothing sent after the failure was dropped');
+    } finally {
+      await sender.close();
+    }
+  });
+
   it('a transaction that failed after its records reached the broker is never retried on that producer', async () => {
     // A broker going down can write a produce request and lose its answer. kafkajs then still holds
     // the sequence numbers it sent, so a retry on the same producer and epoch would reuse them and the

@@ -452,13 +452,33 @@ export class KafkaTransport implements Transport {
 
   async send(records: readonly OutRecord[]): Promise<RecordMetadata[]> {
     if (records.length === 0) return [];
-    const producer = await this.producer();
+    const current = this.producer();
+    const producer = await current;
     const meta: RecordMetadata[] = [];
-    for (const chunk of chunkBySize(records)) {
-      const { topicMessages, slots } = await this.toTopicMessages(chunk);
-      meta.push(...KafkaTransport.metadataFor(slots, await this.sendByCompression(topicMessages, (batch) => producer.sendBatch(batch))));
+    try {
+      for (const chunk of chunkBySize(records)) {
+        const { topicMessages, slots } = await this.toTopicMessages(chunk);
+        meta.push(...KafkaTransport.metadataFor(slots, await this.sendByCompression(topicMessages, (batch) => producer.sendBatch(batch))));
+      }
+    } catch (err) {
+      this.releasePlainProducer(current);
+      throw err;
     }
     return meta;
+  }
+
+  /**
+   * A send that failed may have been written by the broker with its answer lost. kafkajs then rolls
+   * back the sequence numbers it used, and the next batch of the same producer to that partition
+   * would carry them again: the broker would take it for a duplicate, drop it and acknowledge it.
+   * So the producer is dropped; the next send starts a new one (new producer id, new sequence
+   * numbers). The caller retries the failed records (at least once).
+   */
+  private releasePlainProducer(failed: Promise<Producer>): void {
+    if (this.plainProducer !== failed) return;
+    this.plainProducer = undefined;
+    this.logger.warn('a send failed: its idempotent producer is released, the next send uses a new one');
+    void failed.then((p) => p.disconnect()).catch(() => undefined);
   }
 
   /** Used by group members: one transaction for outputs + offsets, or send-then-commit. */
