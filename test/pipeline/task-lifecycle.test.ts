@@ -83,6 +83,25 @@ function coordinatorMoving(): Error {
   return new kafkajs.KafkaJSProtocolError({ message: 'This is not the correct coordinator for this group', type: 'NOT_COORDINATOR_FOR_GROUP', code: 16, retriable: true } as never);
 }
 
+/**
+ * A send whose answer is lost: armed, the next send wrapped by `after` reaches the broker and then
+ * fails as a coordinator move does (transient), as when the broker goes down before it answers.
+ */
+class LostAnswer {
+  armed = false;
+
+  after<B, R>(send: (batch: B) => Promise<R>): (batch: B) => Promise<R> {
+    return async (batch) => {
+      const sent = await send(batch);
+      if (this.armed) {
+        this.armed = false;
+        throw coordinatorMoving();
+      }
+      return sent;
+    };
+  }
+}
+
 async function sumMetric(metric: { get(): Promise<{ values: { value: number; labels: Record<string, string | number> }[] }> }, labels: Record<string, string> = {}): Promise<number> {
   return (await metric.get()).values.filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l)).reduce((s, v) => s + v.value, 0);
 }
@@ -335,22 +354,14 @@ describe('fencing, handovers, long work and crashes on kafka', { timeout: 300_00
     const topic = `${uniquePrefix()}lost-plain-answer`;
     await transport.ensureTopics([{ name: topic, partitions: 1 }]);
     const sender = new KafkaTransport({ brokers: kafkaBrokers() });
-    let failAfterNextSend = false;
+    const lost = new LostAnswer();
     let producersMade = 0;
     const kafka = sender.client;
     const makeProducer = kafka.producer.bind(kafka);
     kafka.producer = ((config) => {
       const producer = makeProducer(config);
       producersMade++;
-      const sendBatch = producer.sendBatch.bind(producer);
-      producer.sendBatch = async (batch) => {
-        const sent = await sendBatch(batch);
-        if (failAfterNextSend) {
-          failAfterNextSend = false;
-          throw coordinatorMoving();
-        }
-        return sent;
-      };
+      producer.sendBatch = lost.after(producer.sendBatch.bind(producer));
       return producer;
     }) as typeof kafka.producer;
     const sendOf = (value: string): Promise<unknown> => sender.send([{ topic, key: 'k', value: Buffer.from(value), partition: 0 }]);
@@ -358,9 +369,9 @@ describe('fencing, handovers, long work and crashes on kafka', { timeout: 300_00
       await sendOf('a');
       await sendOf('b');
       assert.equal(producersMade, 1, 'sends share one producer');
-      failAfterNextSend = true;
+      lost.armed = true;
       await assert.rejects(sendOf('c'));
-      assert.equal(failAfterNextSend, false, 'the send did reach the broker before it failed');
+      assert.equal(lost.armed, false, 'the send did reach the broker before it failed');
       await sendOf('d');
       assert.equal(producersMade, 2, 'the send after the failure started a new producer');
       await waitFor('every record visible', async () => (await readAll(transport, topic)).length >= 4, 30_000, 100);
@@ -379,7 +390,7 @@ describe('fencing, handovers, long work and crashes on kafka', { timeout: 300_00
     await transport.ensureTopics([{ name: topic, partitions: 1 }]);
     const scope = `${topic}-group.0`;
     const owner = new KafkaTransport({ brokers: kafkaBrokers() });
-    let failAfterNextSend = false;
+    const lost = new LostAnswer();
     const kafka = owner.client;
     const makeProducer = kafka.producer.bind(kafka);
     kafka.producer = ((config) => {
@@ -387,17 +398,7 @@ describe('fencing, handovers, long work and crashes on kafka', { timeout: 300_00
       const begin = producer.transaction.bind(producer);
       producer.transaction = async () => {
         const tx = await begin();
-        return {
-          ...tx,
-          sendBatch: async (batch) => {
-            const sent = await tx.sendBatch(batch);
-            if (failAfterNextSend) {
-              failAfterNextSend = false;
-              throw coordinatorMoving();
-            }
-            return sent;
-          },
-        };
+        return { ...tx, sendBatch: lost.after(tx.sendBatch.bind(tx)) };
       };
       return producer;
     }) as typeof kafka.producer;
@@ -406,9 +407,9 @@ describe('fencing, handovers, long work and crashes on kafka', { timeout: 300_00
     try {
       await owner.fenceScope(scope);
       await commitOf('a');
-      failAfterNextSend = true;
+      lost.armed = true;
       await assert.rejects(commitOf('b'), (err: unknown) => err instanceof TaskMigratedError, 'a failed transaction is reported as migrated, even for a transient error');
-      assert.equal(failAfterNextSend, false, 'the send did reach the broker before it failed');
+      assert.equal(lost.armed, false, 'the send did reach the broker before it failed');
       await assert.rejects(commitOf('c'), (err: unknown) => err instanceof TaskMigratedError && /no transactional producer/.test(err.message), 'the producer was released: no commit until the task opens again');
       // The task opens again: a fresh producer (new epoch, new sequence numbers) commits.
       await owner.fenceScope(scope);
