@@ -223,22 +223,25 @@ async function discover(
  * not even update it), AR once its accumulated receipts reach `orderingAccumulatedRatio` of it.
  */
 async function receive(p: Partition, url: string, known: UrlState, gain: number, depth: number, propagated: boolean, ctx: ProcessorContext): Promise<void> {
+  // `known` is updated in place: a link to a known URL is the commonest record, and a new object per
+  // link would outlive the young generation in the store's cache (see TaskStore: a failed batch
+  // drops the cache, so an in-place change never survives as committed state).
   const host = hostKey(url);
   if (known.st === 'queued' && known.q) {
     if (!(gain > 0)) {
-      if (depth < known.d) p.urls.put(url, { ...known, d: depth });
+      if (depth < known.d) {
+        known.d = depth;
+        p.urls.put(url, known);
+      }
       return;
     }
-    const score = noteScore(p, roundScore(known.s + gain));
+    known.s = noteScore(p, roundScore(known.s + gain));
+    if (depth < known.d) known.d = depth;
     // A due revisit keeps its place in the known queue (ordered by γ); only its score grows.
-    if (known.v) {
-      p.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth) });
-      return;
-    }
-    // It moves up in memory only: the stored entry keeps its key, and a reload of the host's queue
-    // orders it by the score stored with the URL (queueOrder).
-    p.queues.reorder(host, known.q, rescoredQueueKey(host, known.q, score));
-    p.urls.put(url, { ...known, s: score, d: Math.min(known.d, depth) });
+    // Any other queued URL moves up in memory only: the stored entry keeps its key, and a reload of
+    // the host's queue orders it by the score stored with the URL (queueOrder).
+    if (!known.v) p.queues.reorder(host, known.q, rescoredQueueKey(host, known.q, known.s));
+    p.urls.put(url, known);
     return;
   }
   const ordering = p.options.ordering;
@@ -247,17 +250,22 @@ async function receive(p: Partition, url: string, known: UrlState, gain: number,
   if (ordering === 'ipr-vr') {
     const passes = gain >= p.options.orderingValueRatio * before;
     if (propagated && !passes) return;
-    p.urls.put(url, { ...known, s: noteScore(p, roundScore(before + gain)) });
+    known.s = noteScore(p, roundScore(before + gain));
+    p.urls.put(url, known);
     if (passes) await passOn(p, url, known.d, gain, ctx);
     return;
   }
-  const score = noteScore(p, roundScore(before + gain));
+  known.s = noteScore(p, roundScore(before + gain));
   const pending = (known.y ?? 0) + gain;
-  if (pending >= p.options.orderingAccumulatedRatio * score) {
-    const { y: _y, ...rest } = known;
-    p.urls.put(url, { ...rest, s: score });
+  if (pending >= p.options.orderingAccumulatedRatio * known.s) {
+    // Left out of the stored JSON; `y ?? 0` reads it as nothing received.
+    known.y = undefined;
+    p.urls.put(url, known);
     await passOn(p, url, known.d, pending, ctx);
-  } else p.urls.put(url, { ...known, s: score, y: pending });
+  } else {
+    known.y = pending;
+    p.urls.put(url, known);
+  }
 }
 
 /** Passes `amount` on equally over a fetched page's stored out-links, to whichever partitions own them. */

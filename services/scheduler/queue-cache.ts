@@ -15,8 +15,8 @@ import { KNOWN_MARK, queuePrefix } from './state.ts';
 export interface QueueEntry {
   /** Key of the entry in the `queues` store (the URL state's `q`). */
   readonly key: string;
-  /** Place in the host's queue: the key as made with the URL's current score. */
-  readonly order: string;
+  /** Place in the host's queue: the key as made with the URL's current score (changed in place by `reorder`). */
+  order: string;
   readonly url: string;
 }
 
@@ -129,7 +129,9 @@ export class QueueCache {
     const queue = this.hosts.get(host);
     if (!queue) return;
     const entry = QueueCache.take(queue, key);
-    if (entry) QueueCache.insert(queue, { ...entry, order });
+    if (!entry) return;
+    entry.order = order;
+    QueueCache.insert(queue, entry);
   }
 
   async head(host: string): Promise<QueueEntry | undefined> {
