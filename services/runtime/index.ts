@@ -22,7 +22,7 @@ export { MeguriError, TaskMigratedError, TransientError, RecordTooLargeError, Il
 export type { Recovery, ErrorStage } from './errors.ts';
 export type { TaskState } from './task-state.ts';
 export type { KeyValueStore, RangeQuery } from './store.ts';
-export { prefixEnd } from './store.ts';
+export { prefixEnd, NOT_IN_MEMORY } from './store.ts';
 export { ServiceMetrics } from './metrics.ts';
 export { createLogger, silentLogger } from './logger.ts';
 export type { Logger } from './logger.ts';

@@ -20,9 +20,17 @@ export interface RangeQuery {
   readonly reverse?: boolean;
 }
 
+/** What `peek` answers for a key that is not in memory (it would take a RocksDB read). */
+export const NOT_IN_MEMORY: unique symbol = Symbol('not in memory');
+
 export interface KeyValueStore<V> {
   readonly name: string;
   get(key: string): Promise<V | undefined>;
+  /**
+   * get() without a promise, for a key written in this batch, cached or prefetched; NOT_IN_MEMORY
+   * otherwise (then call get). Hot paths that prefetched their keys stay synchronous with it.
+   */
+  peek(key: string): V | undefined | typeof NOT_IN_MEMORY;
   /** Buffered until the task commits; visible to this task's reads at once. */
   put(key: string, value: V): void;
   delete(key: string): void;
@@ -131,6 +139,14 @@ export class TaskStore<V> implements KeyValueStore<V> {
 
   private encodeKey(key: string): Buffer {
     return Buffer.from(this.keyPrefix + key, 'utf8');
+  }
+
+  peek(key: string): V | undefined | typeof NOT_IN_MEMORY {
+    const written = this.writes.get(key);
+    if (written !== undefined || this.writes.has(key)) return written;
+    const cached = this.cache.get(key);
+    if (cached !== undefined || this.cache.has(key)) return cached;
+    return NOT_IN_MEMORY;
   }
 
   async get(key: string): Promise<V | undefined> {

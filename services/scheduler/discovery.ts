@@ -4,11 +4,12 @@
  * redirect hops, the site's page cap, URL template budgets and the query restriction — are applied
  * here, before anything is queued.
  */
-import type { ProcessorContext, InputRecord } from '../runtime/index.ts';
+import type { ProcessorContext } from '../runtime/index.ts';
+import { NOT_IN_MEMORY } from '../runtime/index.ts';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { UnbundledLinksRecord, DiscoveredLink, SeedLink, RedirectHop, ServerRecord, SourceKind } from '../../schemas/index.ts';
 import { SCOPE_PREFIX, SERVER_PREFIX, countAtDepth, blcTieBreak, decodeOutLinks, outLinksKey, queueKey, rescoredQueueKey, roundScore } from './state.ts';
-import type { HostState, UrlState } from './state.ts';
+import type { HostState, PartitionStats, UrlState } from './state.ts';
 import { canonicalUrl, moveToOrigin } from '../common/aliases.ts';
 import { hostKey, siteOf, stripUrlParams } from '../common/url.ts';
 import { packLinks } from '../common/link-bundles.ts';
@@ -20,12 +21,9 @@ import type { Partition } from './partition.ts';
 import { adoptSource, applyHints, countDiscovery, hintFields, hintsOf, isUrgent } from './sources.ts';
 import type { LinkHints } from './sources.ts';
 
-/** Seeds and links with the configured session/tracking parameters removed from their URL. */
-export function withStrippedUrl(p: Partition, r: InputRecord<UnbundledLinksRecord>): InputRecord<UnbundledLinksRecord> {
-  const v = r.value;
-  if (v.type === 'outcome') return r;
-  const url = stripUrlParams(v.url, p.stripFilter);
-  return url === v.url ? r : { ...r, value: { ...v, url } };
+/** Removes the configured session/tracking parameters from a seed's or link's URL, in place. */
+export function stripTrackingParams(p: Partition, v: UnbundledLinksRecord): void {
+  if (v.type !== 'outcome') v.url = stripUrlParams(v.url, p.stripFilter);
 }
 
 /** Header of a record moved to its canonical host: it is never moved again (no alias ping-pong). */
@@ -36,14 +34,28 @@ const ALIAS_HOP_HEADER = 'meguri-alias-hop';
  * canonical host's partition instead; true when it was forwarded. Scope-only seed copies stay (they
  * are meant for this partition), with their URL on the canonical host.
  */
-export async function forwardToCanonical(p: Partition, r: InputRecord<UnbundledLinksRecord>, ctx: ProcessorContext): Promise<boolean> {
-  const v = r.value;
-  if (v.type === 'outcome' || r.headers[ALIAS_HOP_HEADER] !== undefined) return false;
-  let url = canonicalUrl(v.url, p.aliases);
-  if (url === v.url) {
-    const learned = ((await p.hosts.get(hostKey(v.url))) as HostState | undefined)?.al;
-    if (learned !== undefined) url = moveToOrigin(v.url, learned);
-  }
+export async function forwardToCanonical(p: Partition, v: UnbundledLinksRecord, headers: Readonly<Record<string, string>>, ctx: ProcessorContext): Promise<boolean> {
+  const forwarded = forwardToCanonicalInMemory(p, v, headers, ctx);
+  if (forwarded !== undefined || v.type === 'outcome') return forwarded ?? false;
+  return forwardTo(p, v, learnedOrigin(v.url, await p.hosts.get(hostKey(v.url))), ctx);
+}
+
+/** forwardToCanonical without a promise; undefined when it needs the host's state from RocksDB. */
+export function forwardToCanonicalInMemory(p: Partition, v: UnbundledLinksRecord, headers: Readonly<Record<string, string>>, ctx: ProcessorContext): boolean | undefined {
+  if (v.type === 'outcome' || headers[ALIAS_HOP_HEADER] !== undefined) return false;
+  const url = canonicalUrl(v.url, p.aliases);
+  if (url !== v.url) return forwardTo(p, v, url, ctx);
+  const state = p.hosts.peek(hostKey(v.url));
+  return state === NOT_IN_MEMORY ? undefined : forwardTo(p, v, learnedOrigin(v.url, state), ctx);
+}
+
+/** `url` on the origin its host is a learned alias of (the host state's `al`), or `url` itself. */
+function learnedOrigin(url: string, state: HostState | PartitionStats | undefined): string {
+  const learned = (state as HostState | undefined)?.al;
+  return learned === undefined ? url : moveToOrigin(url, learned);
+}
+
+function forwardTo(p: Partition, v: SeedLink | DiscoveredLink, url: string, ctx: ProcessorContext): boolean {
   if (url === v.url || (v.type === 'seed' && v.scopeOnly)) return false;
   ctx.emit('links', hostKey(url), { ...v, url }, { headers: { [ALIAS_HOP_HEADER]: '1' } });
   p.stats.aliasForwarded = (p.stats.aliasForwarded ?? 0) + 1;
@@ -144,6 +156,33 @@ export async function onLink(p: Partition, link: DiscoveredLink, ctx: ProcessorC
   await discover(p, link.url, link.depth, link.cgiHops, link.contribution, ctx, { ...(link.redirect ? { redirect: link.redirect } : {}), ...(hints ? { hints } : {}) });
 }
 
+/**
+ * onLink without a promise, for the commonest links: those whose target's state is in memory (the
+ * batch prefetched it) and that queue nothing new — a known target receives score, an out-of-bounds
+ * one is counted. False when the link needs onLink (new URLs, sources, hints, redirects, discovery
+ * mode), and nothing was changed then; a PassOn when the target passes score on (passOn).
+ */
+export function onLinkInMemory(p: Partition, link: DiscoveredLink, host: string): boolean | PassOn {
+  const known = p.urls.peek(link.url);
+  if (known === NOT_IN_MEMORY) return false;
+  if (link.propagated) return known ? (receiveScore(p, link.url, host, known, link.contribution, link.depth, true) ?? true) : true;
+  if (p.options.mode === 'discovery' || link.kind !== undefined || link.redirect !== undefined) return false;
+  if (!(p.scope.includes(host) && passesFilter(link.url, p.urlFilter))) {
+    if (!known) p.stats.outOfScopeSkipped++;
+    return true;
+  }
+  if (link.depth > p.options.maxDepth) {
+    if (!known) p.stats.depthSkipped++;
+    return true;
+  }
+  if (link.cgiHops > p.options.maxCgiHops) {
+    if (!known) p.stats.cgiSkipped++;
+    return true;
+  }
+  if (!known || hintsOf(link) !== undefined) return false;
+  return receiveScore(p, link.url, host, known, linkGain(p, link.contribution), link.depth, false) ?? true;
+}
+
 /** What one link adds to its target's priority under the configured ordering (seed 003's strategies). */
 function linkGain(p: Partition, contribution: number): number {
   const ordering = p.options.ordering;
@@ -216,24 +255,37 @@ async function discover(
   if (!state.inflight) schedule(p, host, Math.max(state.nextAt, ctx.now()));
 }
 
+/** Score a fetched page passes on along its stored out-links (passOn). */
+export interface PassOn {
+  readonly url: string;
+  readonly depth: number;
+  readonly amount: number;
+}
+
+async function receive(p: Partition, url: string, known: UrlState, gain: number, depth: number, propagated: boolean, ctx: ProcessorContext): Promise<void> {
+  const passing = receiveScore(p, url, hostKey(url), known, gain, depth, propagated);
+  if (passing) await passOn(p, passing, ctx);
+}
+
 /**
  * A known URL receives score. Queued, it moves up its host's queue (incremental PageRank, DL1).
- * Fetched, under the VR or AR cut-off it may pass the score on along its stored out-links: VR when
- * the amount is at least `orderingValueRatio` times its score (a passed-on amount below that does
- * not even update it), AR once its accumulated receipts reach `orderingAccumulatedRatio` of it.
+ * Fetched, under the VR or AR cut-off it may pass the score on along its stored out-links (the
+ * PassOn returned): VR when the amount is at least `orderingValueRatio` times its score (a
+ * passed-on amount below that does not even update it), AR once its accumulated receipts reach
+ * `orderingAccumulatedRatio` of it.
+ *
+ * `known` is updated in place: a link to a known URL is the commonest record, and a new object per
+ * link would outlive the young generation in the store's cache (a failed batch drops that cache, so
+ * an in-place change never survives as committed state).
  */
-async function receive(p: Partition, url: string, known: UrlState, gain: number, depth: number, propagated: boolean, ctx: ProcessorContext): Promise<void> {
-  // `known` is updated in place: a link to a known URL is the commonest record, and a new object per
-  // link would outlive the young generation in the store's cache (see TaskStore: a failed batch
-  // drops the cache, so an in-place change never survives as committed state).
-  const host = hostKey(url);
+function receiveScore(p: Partition, url: string, host: string, known: UrlState, gain: number, depth: number, propagated: boolean): PassOn | undefined {
   if (known.st === 'queued' && known.q) {
     if (!(gain > 0)) {
       if (depth < known.d) {
         known.d = depth;
         p.urls.put(url, known);
       }
-      return;
+      return undefined;
     }
     known.s = noteScore(p, roundScore(known.s + gain));
     if (depth < known.d) known.d = depth;
@@ -242,18 +294,17 @@ async function receive(p: Partition, url: string, known: UrlState, gain: number,
     // the host's queue orders it by the score stored with the URL (queueOrder).
     if (!known.v) p.queues.reorder(host, known.q, rescoredQueueKey(host, known.q, known.s));
     p.urls.put(url, known);
-    return;
+    return undefined;
   }
   const ordering = p.options.ordering;
-  if (known.f === undefined || known.st === 'inflight' || !(gain > 0) || (ordering !== 'ipr-vr' && ordering !== 'ipr-ar')) return;
+  if (known.f === undefined || known.st === 'inflight' || !(gain > 0) || (ordering !== 'ipr-vr' && ordering !== 'ipr-ar')) return undefined;
   const before = known.s;
   if (ordering === 'ipr-vr') {
     const passes = gain >= p.options.orderingValueRatio * before;
-    if (propagated && !passes) return;
+    if (propagated && !passes) return undefined;
     known.s = noteScore(p, roundScore(before + gain));
     p.urls.put(url, known);
-    if (passes) await passOn(p, url, known.d, gain, ctx);
-    return;
+    return passes ? { url, depth: known.d, amount: gain } : undefined;
   }
   known.s = noteScore(p, roundScore(before + gain));
   const pending = (known.y ?? 0) + gain;
@@ -261,15 +312,15 @@ async function receive(p: Partition, url: string, known: UrlState, gain: number,
     // Left out of the stored JSON; `y ?? 0` reads it as nothing received.
     known.y = undefined;
     p.urls.put(url, known);
-    await passOn(p, url, known.d, pending, ctx);
-  } else {
-    known.y = pending;
-    p.urls.put(url, known);
+    return { url, depth: known.d, amount: pending };
   }
+  known.y = pending;
+  p.urls.put(url, known);
+  return undefined;
 }
 
 /** Passes `amount` on equally over a fetched page's stored out-links, to whichever partitions own them. */
-async function passOn(p: Partition, url: string, depth: number, amount: number, ctx: ProcessorContext): Promise<void> {
+export async function passOn(p: Partition, { url, depth, amount }: PassOn, ctx: ProcessorContext): Promise<void> {
   const stored = await p.queueStore.get(outLinksKey(url));
   if (!stored) return;
   const targets = decodeOutLinks(stored, url);

@@ -15,8 +15,9 @@
  * long-term queue), lost.ts (requests without an outcome) — all functions over one Partition record.
  */
 import type { Processor, ProcessorContext, InputRecord } from '../runtime/index.ts';
+import { NOT_IN_MEMORY } from '../runtime/index.ts';
 import type { LinksRecord, UnbundledLinksRecord } from '../../schemas/index.ts';
-import { unpackLinks } from '../common/link-bundles.ts';
+import { linksOf } from '../common/link-bundles.ts';
 import type { SchedulerOptions } from './options.ts';
 import { ReadyHeap } from './ready-heap.ts';
 import { QueueCache } from './queue-cache.ts';
@@ -34,7 +35,7 @@ import { HostLoadBoard } from './load-metrics.ts';
 import { IpSlots } from './ip-slots.ts';
 import { INITIAL_REVISIT_FLOOR, countIp, countParked, report, saveStats, schedule, trackParked } from './partition.ts';
 import type { FetchBudget, Partition } from './partition.ts';
-import { forwardToCanonical, onLink, onSeed, withStrippedUrl } from './discovery.ts';
+import { forwardToCanonical, forwardToCanonicalInMemory, onLink, onLinkInMemory, onSeed, passOn, stripTrackingParams } from './discovery.ts';
 import { dispatch } from './dispatch.ts';
 import { onOutcome } from './outcomes.ts';
 import { sweepRevisits } from './revisits.ts';
@@ -139,30 +140,49 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
 
   async process(records: readonly InputRecord<LinksRecord>[], ctx: ProcessorContext): Promise<void> {
     const p = this.p;
+    // Bundles unpacked into their links: values[i] came in origins[i] (for its headers) and is
+    // keyed by hostKeys[i]. Parallel arrays rather than a record object per link.
+    const values: UnbundledLinksRecord[] = [];
+    const origins: InputRecord<LinksRecord>[] = [];
+    const hostKeys: string[] = [];
     // One RocksDB round trip for every URL and host this batch touches, instead of one per record.
     const urls: string[] = [];
     const hosts = new Set<string>();
-    const batch = unbundled(records).map((r) => withStrippedUrl(p, r));
-    for (const r of batch) {
-      urls.push(r.value.url);
-      if (r.value.type === 'outcome' && r.value.finalUrl) urls.push(r.value.finalUrl);
-      hosts.add(hostKey(r.value.url));
+    for (const r of records) {
+      for (const v of linksOf(r.value)) {
+        stripTrackingParams(p, v);
+        const host = hostKey(v.url);
+        values.push(v);
+        origins.push(r);
+        hostKeys.push(host);
+        urls.push(v.url);
+        if (v.type === 'outcome' && v.finalUrl) urls.push(v.finalUrl);
+        hosts.add(host);
+      }
     }
     await Promise.all([p.urls.prefetch(urls), p.hosts.prefetch(hosts)]);
     // Template counts are read for new URLs only (most links of a long crawl go to known URLs).
     const ledgerKeys: string[] = [];
-    for (const r of batch) {
-      const v = r.value;
-      if (v.type === 'outcome' || (v.type === 'link' && v.propagated) || (await p.urls.get(v.url)) !== undefined) continue;
-      ledgerKeys.push(templateKey(hostKey(v.url), v.url));
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i]!;
+      if (v.type === 'outcome' || (v.type === 'link' && v.propagated)) continue;
+      let known = p.urls.peek(v.url);
+      if (known === NOT_IN_MEMORY) known = await p.urls.get(v.url);
+      if (known === undefined) ledgerKeys.push(templateKey(hostKeys[i]!, v.url));
     }
     for (const host of hosts) ledgerKeys.push(SITE_PREFIX + siteCapKey(host, p.politeness, siteOf));
     await p.queueStore.prefetch(ledgerKeys);
-    for (const r of batch) {
-      const v = r.value;
-      if (await forwardToCanonical(p, r, ctx)) continue;
-      if (v.type === 'link') await onLink(p, v, ctx);
-      else if (v.type === 'outcome') await onOutcome(p, v, ctx);
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i]!;
+      const headers = origins[i]!.headers;
+      // Most records are links to known URLs, handled without a promise; the rest take the async path.
+      const forwarded = forwardToCanonicalInMemory(p, v, headers, ctx) ?? (await forwardToCanonical(p, v, headers, ctx));
+      if (forwarded) continue;
+      if (v.type === 'link') {
+        const handled = onLinkInMemory(p, v, hostKeys[i]!);
+        if (handled === false) await onLink(p, v, ctx);
+        else if (handled !== true) await passOn(p, handled, ctx);
+      } else if (v.type === 'outcome') await onOutcome(p, v, ctx);
       else await onSeed(p, v, ctx);
     }
     await dispatch(p, ctx);
@@ -176,14 +196,4 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     if (dirty > 0) saveStats(p);
     report(p);
   }
-}
-
-/** The batch with every bundle replaced by the `link` records it stands for (same position and headers). */
-function unbundled(records: readonly InputRecord<LinksRecord>[]): InputRecord<UnbundledLinksRecord>[] {
-  const out: InputRecord<UnbundledLinksRecord>[] = [];
-  for (const r of records) {
-    if (r.value.type !== 'links') out.push(r as InputRecord<UnbundledLinksRecord>);
-    else for (const link of unpackLinks(r.value)) out.push({ ...r, value: link });
-  }
-  return out;
 }

@@ -64,6 +64,7 @@ describe('revisit sweep on RocksDB', () => {
     const watchedQueues: KeyValueStore<string> = {
       name: queues.name,
       get: (key) => queues.get(key),
+      peek: (key) => queues.peek(key),
       put: (key, value) => queues.put(key, value),
       delete: (key) => queues.delete(key),
       prefetch: (keys) => queues.prefetch(keys),
