@@ -1,10 +1,12 @@
 /**
  * A pool of worker threads that run pageToRecords, so HTML parsing and fingerprinting use the
  * machine's other cores instead of the event loop that also moves records and runs the scheduler.
+ * The workers also bundle and encode the records, which reach the event loop as bytes to emit.
  */
 import { Worker } from 'node:worker_threads';
-import type { PageRecord, OutcomeLink, DiscoveredLink } from '../../schemas/index.ts';
+import type { PageRecord } from '../../schemas/index.ts';
 import type { OutcomeOptions, RecordPointer } from './outcome.ts';
+import type { EncodedLinksRecord } from './keyed-records.ts';
 
 /** OutcomeOptions as a worker receives them: plain data (the parameter filter as its list of names). */
 export interface WorkerOptions extends Omit<OutcomeOptions, 'stripParams'> {
@@ -18,11 +20,11 @@ export function workerOptions(options: OutcomeOptions): WorkerOptions {
 }
 
 interface Pending {
-  resolve: (r: { outcome: OutcomeLink; links: DiscoveredLink[] }) => void;
+  resolve: (r: EncodedLinksRecord[]) => void;
   reject: (e: Error) => void;
 }
 
-type Reply = { id: number; outcome: OutcomeLink; links: DiscoveredLink[] } | { id: number; error: string };
+type Reply = { id: number; records: EncodedLinksRecord[] } | { id: number; error: string };
 
 export class ParsePool {
   private readonly workers: Worker[] = [];
@@ -47,7 +49,7 @@ export class ParsePool {
         if (!p) return;
         this.pending.delete(msg.id);
         if ('error' in msg) p.reject(new Error(msg.error));
-        else p.resolve({ outcome: msg.outcome, links: msg.links });
+        else p.resolve(msg.records);
       });
       worker.on('error', (err) => {
         // A crashed worker fails everything waiting; callers dead-letter those pages.
@@ -61,7 +63,8 @@ export class ParsePool {
     }
   }
 
-  run(page: PageRecord, pointer?: RecordPointer): Promise<{ outcome: OutcomeLink; links: DiscoveredLink[] }> {
+  /** The page's `links` records (keyedRecords), encoded. */
+  run(page: PageRecord, pointer?: RecordPointer): Promise<EncodedLinksRecord[]> {
     if (this.closed) return Promise.reject(new Error('parse pool is closed'));
     let best = 0;
     for (let i = 1; i < this.load.length; i++) if (this.load[i]! < this.load[best]!) best = i;

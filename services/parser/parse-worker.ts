@@ -1,10 +1,12 @@
 /**
- * Worker-thread side of the parse pool: turns pages into `links` records off the main thread.
- * Messages in: { id, page, pointer }; out: { id, outcome, links } or { id, error }.
+ * Worker-thread side of the parse pool: turns pages into encoded `links` records off the main thread.
+ * Messages in: { id, page, pointer }; out: { id, records } (EncodedLinksRecord[], their buffers
+ * transferred) or { id, error }.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { PageRecord } from '../../schemas/index.ts';
 import { pageToRecords } from './outcome.ts';
+import { encodeKeyedRecords, keyedRecords } from './keyed-records.ts';
 import { loadLanguageDetector } from './language.ts';
 import type { OutcomeOptions, RecordPointer } from './outcome.ts';
 import type { WorkerOptions } from './parse-pool.ts';
@@ -28,8 +30,11 @@ parentPort?.on('message', async (job: Job) => {
   try {
     const { body, ...fields } = job.page;
     const page: PageRecord = body === undefined ? fields : { ...fields, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
-    const { outcome, links } = pageToRecords(page, job.pointer, options);
-    parentPort!.postMessage({ id: job.id, outcome, links });
+    const records = encodeKeyedRecords(keyedRecords(page, pageToRecords(page, job.pointer, options)));
+    parentPort!.postMessage(
+      { id: job.id, records },
+      records.map((r) => r.value.buffer as ArrayBuffer),
+    );
   } catch (err) {
     parentPort!.postMessage({ id: job.id, error: (err as Error).message });
   }

@@ -1,18 +1,19 @@
 /**
  * The parser as a stream service: reads `pages`, writes `links` — one outcome per page keyed by the
  * requested URL's host (back to the partition that owns it) and its followable links keyed by the
- * target's host, bundled per host (services/common/link-bundles.ts), links first. Stateless; at-least-once (the scheduler deduplicates).
+ * target's host, bundled per host, links first (keyed-records.ts). Stateless; at-least-once (the
+ * scheduler deduplicates).
  *
  * With `workers > 0` each batch of pages is parsed in a pool of worker threads; with 0 on the event
  * loop. Either way a batch's records are emitted in input order.
  */
 import type { PageRecord, TopicRecords } from '../../schemas/index.ts';
+import { EncodedValue } from '../runtime/index.ts';
 import type { ServiceDefinition } from '../runtime/index.ts';
 import { serviceSpec } from '../../topology/index.ts';
 import { pageToRecords } from './outcome.ts';
 import type { OutcomeOptions } from './outcome.ts';
-import { hostKey } from '../common/url.ts';
-import { packLinks } from '../common/link-bundles.ts';
+import { keyedRecords } from './keyed-records.ts';
 import { ParsePool } from './parse-pool.ts';
 import { loadLanguageDetector } from './language.ts';
 
@@ -36,10 +37,8 @@ export function parserService(options: ParserServiceOptions = {}): ServiceDefini
       createProcessor: () => ({
         async process(records, ctx) {
           const parsed = await Promise.all(records.map((r) => pool.run(r.value, { topic: r.topic, partition: r.partition, offset: String(r.offset) })));
-          for (let i = 0; i < records.length; i++) {
-            const { outcome, links } = parsed[i]!;
-            for (const { key, value } of packLinks(links)) ctx.emit('links', key, value);
-            ctx.emit('links', hostKey(records[i]!.value.request.url), outcome);
+          for (const page of parsed) {
+            for (const { key, value } of page) ctx.emit('links', key, new EncodedValue(Buffer.from(value.buffer, value.byteOffset, value.byteLength)));
           }
         },
       }),
@@ -53,9 +52,8 @@ export function parserService(options: ParserServiceOptions = {}): ServiceDefini
       async process(records, ctx) {
         await loadLanguageDetector();
         for (const r of records) {
-          const { outcome, links } = pageToRecords(r.value, { topic: r.topic, partition: r.partition, offset: String(r.offset) }, outcomeOptions);
-          for (const { key, value } of packLinks(links)) ctx.emit('links', key, value);
-          ctx.emit('links', hostKey(r.value.request.url), outcome);
+          const parsed = pageToRecords(r.value, { topic: r.topic, partition: r.partition, offset: String(r.offset) }, outcomeOptions);
+          for (const { key, value } of keyedRecords(r.value, parsed)) ctx.emit('links', key, value);
         }
       },
     }),

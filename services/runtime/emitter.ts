@@ -8,6 +8,7 @@
 import type { Logger } from './logger.ts';
 import type { ServiceMetrics } from './metrics.ts';
 import type { TopicCatalog } from './catalog.ts';
+import { EncodedValue } from './processor.ts';
 import type { EmitOptions } from './processor.ts';
 import type { LogRecord, OutRecord } from './transport.ts';
 import { ServiceDefinitionError } from './errors.ts';
@@ -54,12 +55,14 @@ export class OutputEmitter {
     }
     const codec = s.catalog.codec?.(topic);
     const encode = (v: unknown): Buffer => (codec !== undefined ? codec.encode(v) : Buffer.from(JSON.stringify(v), 'utf8'));
-    let encoded = encode(value);
+    let encoded = value instanceof EncodedValue ? value.bytes : encode(value);
     const max = this.maxBytesOf(topic);
     let size = recordSize(key, encoded, options.headers);
     if (size > max) {
       const reason = `${size}-byte record exceeds the ${max}-byte max.message.bytes of topic ${s.physical(topic)}`;
-      const smaller = s.catalog.shrink?.(topic, value, max - (size - encoded.length) - 1024, reason);
+      // Shrinking works on the value: an encoded one is decoded first (rare: records past the limit).
+      const plain = value instanceof EncodedValue ? (codec !== undefined ? codec.decode(value.bytes) : (JSON.parse(value.bytes.toString('utf8')) as unknown)) : value;
+      const smaller = s.catalog.shrink?.(topic, plain, max - (size - encoded.length) - 1024, reason);
       if (smaller !== undefined) {
         encoded = encode(smaller);
         size = recordSize(key, encoded, options.headers);

@@ -15,6 +15,7 @@ export type { StreamServiceOptions } from './stream-service.ts';
 export { TestDriver } from './test-driver.ts';
 export type { TestDriverOptions, TestInput, TestOutput, TestStore, TestFailure } from './test-driver.ts';
 export type { DeadLetterValue } from './deadletter.ts';
+export { EncodedValue } from './processor.ts';
 export type { ServiceDefinition, Processor, ProcessorContext, InputRecord, Cancellable, EmitOptions, RecordProcessor, RecordContext, Emitter, TopicRecordMap, StoreDeclaration } from './processor.ts';
 export type { TopicCatalog, TopicConfigDefinition, ValueCodec } from './catalog.ts';
 export { DEFAULT_MAX_MESSAGE_BYTES } from './catalog.ts';

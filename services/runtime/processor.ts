@@ -33,9 +33,19 @@ export interface EmitOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
+/**
+ * A value already encoded with its topic's codec (JSON for most topics), emitted as these bytes.
+ * For values made off the event loop: a worker thread encodes, and the emitter does not decode and
+ * encode again. The bytes must be what the topic's codec would make of a valid record; consumers
+ * validate them like any other.
+ */
+export class EncodedValue {
+  constructor(readonly bytes: Buffer) {}
+}
+
 /** The one way to produce a record: typed by topic, checked against the declared outputs. */
 export interface Emitter<R extends TopicRecordMap = TopicRecordMap> {
-  emit<T extends keyof R & string>(topic: T, key: string | null, value: R[T], options?: EmitOptions): void;
+  emit<T extends keyof R & string>(topic: T, key: string | null, value: R[T] | EncodedValue, options?: EmitOptions): void;
 }
 
 export interface ProcessorContext<R extends TopicRecordMap = TopicRecordMap> extends Emitter<R> {

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { TestDriver, TransientError, FatalServiceError, partitionForKey, ServiceDefinitionError } from '../../services/runtime/index.ts';
+import { TestDriver, TransientError, FatalServiceError, partitionForKey, ServiceDefinitionError, EncodedValue } from '../../services/runtime/index.ts';
 import type { ServiceDefinition, TopicCatalog, Processor, ProcessorContext, InputRecord } from '../../services/runtime/index.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -77,6 +77,11 @@ class WordCounter implements Processor<Word, Records> {
       if (word === this.b.strayWord) (ctx as unknown as ProcessorContext).emit('elsewhere', null, {});
       // "echo:x" counts itself and sends x back through the words topic the service reads.
       if (word.startsWith('echo:')) ctx.emit('words', word.slice(5), { word: word.slice(5) });
+      // "enc:x" is counted by a value encoded before it is emitted (as a worker thread would).
+      if (word.startsWith('enc:')) {
+        ctx.emit('counts', word, new EncodedValue(Buffer.from(JSON.stringify({ word, count: state.count }))));
+        continue;
+      }
       if (word === this.b.badOutputWord) {
         ctx.emit('counts', word, { word, count: -1 });
         continue;
@@ -197,6 +202,19 @@ describe('TestDriver', () => {
     assert.equal(dead!.code, 'MEGURI_ERR_RECORD_TOO_LARGE');
     assert.match(dead!.reason, /300-byte max\.message\.bytes/);
     await assert.rejects(driver.pipeInput('words', words('neg')), /emitted a counts record that does not match its schema \(count:/);
+  });
+
+  it('emits encoded values as their bytes, with the same size guard and schema check', async () => {
+    driver = await TestDriver.open(service({ badOutputWord: 'neg' }), { catalog: catalog(), maxMessageBytes: { counts: 300 } });
+    await driver.pipeInput('words', words('enc:a', 'enc:a', `enc:${'w'.repeat(400)}`));
+    assert.deepEqual(
+      driver.readOutput('counts').map((r) => [r.key, r.value]),
+      [
+        ['enc:a', { word: 'enc:a', count: 1 }],
+        ['enc:a', { word: 'enc:a', count: 2 }],
+      ],
+    );
+    assert.deepEqual(driver.deadLetters().map((d) => d.code), ['MEGURI_ERR_RECORD_TOO_LARGE']);
   });
 
   it('restart reopens the stores on the same directory: committed state and punctuations come back', async () => {
