@@ -659,6 +659,156 @@ test('stop() from inside eachBatch does not deadlock; close() stops members', as
   });
 });
 
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+test('stop() awaited inside eachBatch after other awaits returns at once; the member leaves when the batch has returned', async () => {
+  await withDir(async (dir) => {
+    const t = await open(dir);
+    try {
+      await t.ensureTopics([{ name: 's', partitions: 1 }]);
+      await t.send([{ topic: 's', key: 'a', value: value('a') }]);
+      const events: string[] = [];
+      const member: GroupMember = await t.join(
+        memberOptions(
+          'g',
+          ['s'],
+          async (b) => {
+            await member.commit({ transactional: false, outputs: [], offsets: [{ topic: 's', partition: 0, offset: b.records.at(-1)!.offset + 1 }] });
+            await pause(5);
+            await member.stop();
+            events.push('stop returned');
+            await pause(20);
+            events.push('batch returned');
+          },
+          { onRevoked: async () => void events.push('revoked') },
+        ),
+      );
+      await (member as EmbeddedGroupMember).left();
+      assert.deepEqual(events, ['stop returned', 'batch returned', 'revoked']);
+      assert.deepEqual(member.assignment(), []);
+      assert.deepEqual(await t.committedOffsets('g', 's'), [{ topic: 's', partition: 0, offset: 1 }]);
+      await member.stop(); // from outside, once it has left: resolves at once
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+test('stop() awaited inside onAssigned, before or after an await, does not deadlock; no batch is delivered', async () => {
+  await withDir(async (dir) => {
+    const t = await open(dir);
+    try {
+      await t.ensureTopics([{ name: 's', partitions: 2 }]);
+      await t.send([{ topic: 's', key: 'a', value: value('a'), partition: 0 }]);
+      for (const afterAwait of [false, true]) {
+        const batches: number[] = [];
+        const revoked: number[] = [];
+        const member: GroupMember = await t.join(
+          memberOptions('g', ['s'], async (b) => void batches.push(b.partition), {
+            onAssigned: async () => {
+              if (afterAwait) await pause(5);
+              await member.stop();
+            },
+            onRevoked: async (tps) => void revoked.push(...tps.map((tp) => tp.partition)),
+          }),
+        );
+        await (member as EmbeddedGroupMember).left();
+        assert.deepEqual(batches, [], `afterAwait=${afterAwait}`);
+        assert.deepEqual(revoked.sort(), [0, 1], `afterAwait=${afterAwait}`);
+        assert.deepEqual(member.assignment(), []);
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+test('stop() from outside resolves only after the batch in progress has committed, onRevoked has run and the member has left', async () => {
+  await withDir(async (dir) => {
+    const t = await open(dir);
+    try {
+      await t.ensureTopics([{ name: 's', partitions: 1 }]);
+      await t.send([{ topic: 's', key: 'a', value: value('a') }]);
+      const events: string[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let left = false;
+      const member: GroupMember = await t.join(
+        memberOptions(
+          'g',
+          ['s'],
+          async (b) => {
+            events.push('batch started');
+            await gate;
+            await member.commit({ transactional: false, outputs: [], offsets: [{ topic: 's', partition: 0, offset: b.records.at(-1)!.offset + 1 }] });
+            events.push('committed');
+          },
+          { onRevoked: async () => void events.push('revoked') },
+        ),
+      );
+      void (member as EmbeddedGroupMember).left().then(() => (left = true));
+      await waitFor(() => events.includes('batch started'), 'the batch to start');
+      let stopped = false;
+      const stopping = member.stop().then(() => void (stopped = true));
+      await pause(50);
+      assert.equal(stopped, false, 'stop() waits for the batch in progress');
+      assert.deepEqual(events, ['batch started']);
+      release();
+      await stopping;
+      assert.equal(left, true);
+      assert.deepEqual(events, ['batch started', 'committed', 'revoked']);
+      assert.deepEqual(await t.committedOffsets('g', 's'), [{ topic: 's', partition: 0, offset: 1 }]);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+test('stop() waits when called from a callback of another group, or from code a callback started without waiting for it', async () => {
+  await withDir(async (dir) => {
+    const t = await open(dir);
+    try {
+      await t.ensureTopics([
+        { name: 's', partitions: 1 },
+        { name: 'u', partitions: 1 },
+      ]);
+      await t.send([{ topic: 's', key: 'a', value: value('a') }]);
+      let leftA = false;
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const a: GroupMember = await t.join(memberOptions('a', ['s'], async () => gate));
+      void (a as EmbeddedGroupMember).left().then(() => (leftA = true));
+      await a.ready();
+      // Group b's batch stops a member of group a: it waits for a's batch in progress.
+      const seenByB: boolean[] = [];
+      const b: GroupMember = await t.join(
+        memberOptions('b', ['u'], async () => {
+          setTimeout(release, 30);
+          await a.stop();
+          seenByB.push(leftA);
+        }),
+      );
+      await t.send([{ topic: 'u', key: 'x', value: value('x') }]);
+      await waitFor(() => seenByB.length === 1, 'b stopped a');
+      assert.deepEqual(seenByB, [true]);
+      // A timer set by b's batch stops b after the batch returned: it waits until b has left.
+      let leftB = false;
+      void (b as EmbeddedGroupMember).left().then(() => (leftB = true));
+      const seenByTimer: boolean[] = [];
+      const c: GroupMember = await t.join(
+        memberOptions('c', ['u'], async () => {
+          setTimeout(() => void b.stop().then(() => seenByTimer.push(leftB)), 1);
+          setTimeout(() => void c.stop().then(() => seenByTimer.push((c as EmbeddedGroupMember).stats().assignment.length === 0)), 1);
+        }),
+      );
+      await waitFor(() => seenByTimer.length === 2, 'the timers stopped b and c');
+      assert.deepEqual(seenByTimer, [true, true]);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 test('a topic created after the join is assigned and consumed; members with different subscriptions', async () => {
   await withDir(async (dir) => {
     const t = await open(dir);

@@ -12,7 +12,6 @@
  * has returned, and is checked again when the commit's write batch is built, so a late commit from
  * a member that lost the partition is rejected instead of overwriting the new owner's progress.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from 'pino';
 import type {
   AtomicCommit,
@@ -22,15 +21,13 @@ import type {
   RecordMetadata,
   TopicPartition,
 } from '../transport.ts';
+import { CallFrame } from './call-frame.ts';
 import { FencedCommitError, LogClosedError } from './log.ts';
 import type { OffsetUpdate, PartitionState, PreparedRecord, SharedLog, TopicState } from './log.ts';
 
 const DEFAULT_MAX_BATCH_RECORDS = 500;
 const BACKOFF_MIN_MS = 100;
 const BACKOFF_MAX_MS = 10_000;
-
-/** Set while a member callback runs, so stop() called from inside one does not wait for itself. */
-const callbackScope = new AsyncLocalStorage<GroupCoordinator>();
 
 /** What a member needs from the transport handle that created it. */
 export interface MemberHost {
@@ -75,6 +72,8 @@ export class GroupCoordinator {
   private seq = 0;
   private unsubscribe: (() => void) | undefined;
   generation = 0;
+  /** Every member callback (eachBatch, onAssigned, onRevoked) of this group runs in this frame. */
+  readonly callbacks = new CallFrame('embeddedGroupCallback');
 
   constructor(
     readonly groupId: string,
@@ -397,15 +396,16 @@ export class EmbeddedGroupMember implements GroupMember {
       for (const w of this.leaveWaiters.splice(0)) w();
       void this.coordinator.scheduleRebalance();
     }
-    // From inside one of this group's callbacks, waiting would wait for that callback itself.
-    if (callbackScope.getStore() === this.coordinator) return;
+    // From inside one of this group's callbacks (or code such a callback waits for), waiting would
+    // wait for that callback itself: the member leaves once it has returned.
+    if (this.coordinator.callbacks.encloses()) return;
     await this.leftPromise;
   }
 
   // ---- called by the coordinator and the fetch loops -------------------------------------------
 
   runCallback<T>(fn: () => Promise<T>): Promise<T> {
-    return callbackScope.run(this.coordinator, fn);
+    return this.coordinator.callbacks.run(fn);
   }
 
   recordError(err: unknown, ps: PartitionState | undefined, message: string): void {
