@@ -8,7 +8,7 @@ import type { ProcessorContext } from '../runtime/index.ts';
 import { NOT_IN_MEMORY } from '../runtime/index.ts';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { UnbundledLinksRecord, DiscoveredLink, SeedLink, RedirectHop, ServerRecord, SourceKind } from '../../schemas/index.ts';
-import { SCOPE_PREFIX, SERVER_PREFIX, countAtDepth, blcTieBreak, decodeOutLinks, outLinksKey, queueKey, rescoredQueueKey, roundScore } from './state.ts';
+import { SCOPE_PREFIX, SERVER_PREFIX, countAtDepth, blcTieBreak, decodeOutLinks, outLinksKey, queueKey, roundScore } from './state.ts';
 import type { HostState, PartitionStats, UrlState } from './state.ts';
 import { canonicalUrl, moveToOrigin } from '../common/aliases.ts';
 import { hostKey, siteOf, stripUrlParams } from '../common/url.ts';
@@ -292,7 +292,7 @@ function receiveScore(p: Partition, url: string, host: string, known: UrlState, 
     // A due revisit keeps its place in the known queue (ordered by γ); only its score grows.
     // Any other queued URL moves up in memory only: the stored entry keeps its key, and a reload of
     // the host's queue orders it by the score stored with the URL (queueOrder).
-    if (!known.v) p.queues.reorder(host, known.q, rescoredQueueKey(host, known.q, known.s));
+    if (!known.v) p.queues.rescore(host, known.q, known.s);
     p.urls.put(url, known);
     return undefined;
   }

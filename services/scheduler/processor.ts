@@ -28,7 +28,7 @@ import { DEFAULT_REVISIT_OPTIONS } from '../revisit/estimator.ts';
 import { hostKey, paramFilter, siteOf } from '../common/url.ts';
 import { TemplateLedger, templateKey } from './templates.ts';
 import { SITE_PREFIX, SiteLedger } from './site-cap.ts';
-import type { HostState, PartitionStats, UrlState } from './state.ts';
+import type { HostState, PartitionStats, QueueRank, UrlState } from './state.ts';
 import type { CrawlProgress } from './progress.ts';
 import { politenessFromSchedulerOptions, siteCapKey } from './politeness/index.ts';
 import { HostLoadBoard } from './load-metrics.ts';
@@ -85,9 +85,9 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       queueStore,
       queues: new QueueCache(queueStore, async (host, stored) => {
         await urls.prefetch(stored.map((e) => e.url));
-        const orders: string[] = [];
-        for (const e of stored) orders.push(queueOrder(host, e.key, await urls.get(e.url)));
-        return orders;
+        const ranks: QueueRank[] = [];
+        for (const e of stored) ranks.push(queueOrder(host, e.key, await urls.get(e.url)));
+        return ranks;
       }),
       templates: new TemplateLedger(queueStore, options, async (url) => (await urls.get(url)) !== undefined),
       sites: new SiteLedger(queueStore),

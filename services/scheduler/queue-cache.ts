@@ -5,29 +5,34 @@
  * are dropped when the cache is over its budget; they are re-read from the store when needed.
  *
  * An entry's store key is the place it was queued at (its score then, its sequence number); its
- * `order` is that key made with the URL's current score. Incremental PageRank raises the score of
- * queued URLs on nearly every link, and moving the entry in memory only (`reorder`) saves a delete
- * and a put per link. On load the order is made again from the URLs' stored scores (`orderOf`).
+ * `rank` is that key's parts as numbers, with the URL's current score. Incremental PageRank raises
+ * the score of queued URLs on nearly every link, and moving the entry in memory only (`rescore`)
+ * saves a delete and a put per link, and building a key. On load the ranks are made again from the
+ * URLs' stored scores (`orderOf`).
  */
 import type { KeyValueStore } from '../runtime/index.ts';
-import { KNOWN_MARK, queuePrefix } from './state.ts';
+import { KNOWN_GROUP, compareQueueRanks, queuePrefix, queueRank, rescoredInverted } from './state.ts';
+import type { QueueRank } from './state.ts';
 
 export interface QueueEntry {
   /** Key of the entry in the `queues` store (the URL state's `q`). */
   readonly key: string;
-  /** Place in the host's queue: the key as made with the URL's current score (changed in place by `reorder`). */
-  order: string;
+  /** Place in the host's queue: the key's parts, with the URL's current score. */
+  readonly rank: QueueRank;
   readonly url: string;
 }
 
-/** Orders entries read from the store: the key each would have with its URL's current score. */
-export type QueueOrder = (host: string, stored: readonly { readonly key: string; readonly url: string }[]) => Promise<string[]>;
+/** Ranks entries read from the store: the key each would have with its URL's current score. */
+export type QueueOrder = (host: string, stored: readonly { readonly key: string; readonly url: string }[]) => Promise<QueueRank[]>;
 
 interface HostQueue {
-  /** By `order`. */
+  /** By `rank`. */
   readonly list: QueueEntry[];
   readonly byKey: Map<string, QueueEntry>;
 }
+
+/** Sorts before every known URL's rank and after every new URL's. */
+const FIRST_KNOWN: QueueRank = { group: KNOWN_GROUP, inverted: -1, seq: -1, boosted: false };
 
 export class QueueCache {
   private readonly hosts = new Map<string, HostQueue>();
@@ -35,7 +40,7 @@ export class QueueCache {
 
   constructor(
     private readonly store: KeyValueStore<string>,
-    private readonly orderOf: QueueOrder = async (_host, stored) => stored.map((e) => e.key),
+    private readonly orderOf: QueueOrder = async (host, stored) => stored.map((e) => queueRank(host, e.key)),
     private readonly maxEntries = 500_000,
   ) {}
 
@@ -49,12 +54,12 @@ export class QueueCache {
     }
     const stored: { key: string; url: string }[] = [];
     for await (const [key, url] of this.store.range({ prefix: queuePrefix(host) })) stored.push({ key, url });
-    const orders = await this.orderOf(host, stored);
+    const ranks = await this.orderOf(host, stored);
     // Another load of the same host may have finished while this one waited.
     queue = this.hosts.get(host);
     if (queue) return queue;
-    const list = stored.map((e, i): QueueEntry => ({ key: e.key, url: e.url, order: orders[i] ?? e.key }));
-    list.sort((a, b) => (a.order < b.order ? -1 : a.order > b.order ? 1 : 0));
+    const list = stored.map((e, i): QueueEntry => ({ key: e.key, url: e.url, rank: ranks[i] ?? queueRank(host, e.key) }));
+    list.sort((a, b) => compareQueueRanks(a.rank, b.rank));
     queue = { list, byKey: new Map(list.map((e) => [e.key, e])) };
     this.hosts.set(host, queue);
     this.entries += list.length;
@@ -71,20 +76,20 @@ export class QueueCache {
     }
   }
 
-  /** Index of the first entry whose order is not below `order`. */
-  private static position(list: readonly QueueEntry[], order: string): number {
+  /** Index of the first entry whose rank is not below `rank`. */
+  private static position(list: readonly QueueEntry[], rank: QueueRank): number {
     let lo = 0;
     let hi = list.length;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (list[mid]!.order < order) lo = mid + 1;
+      if (compareQueueRanks(list[mid]!.rank, rank) < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;
   }
 
   private static insert(queue: HostQueue, entry: QueueEntry): void {
-    queue.list.splice(QueueCache.position(queue.list, entry.order), 0, entry);
+    queue.list.splice(QueueCache.position(queue.list, entry.rank), 0, entry);
     queue.byKey.set(entry.key, entry);
   }
 
@@ -93,8 +98,8 @@ export class QueueCache {
     if (!entry) return undefined;
     queue.byKey.delete(key);
     const list = queue.list;
-    // Orders are unique (they end in the entry's sequence number); scan a little for safety.
-    for (let i = QueueCache.position(list, entry.order); i < list.length && list[i]!.order === entry.order; i++) {
+    // Ranks are unique (they end in the entry's sequence number); scan a little for safety.
+    for (let i = QueueCache.position(list, entry.rank); i < list.length && compareQueueRanks(list[i]!.rank, entry.rank) === 0; i++) {
       if (list[i] === entry) {
         list.splice(i, 1);
         break;
@@ -104,14 +109,14 @@ export class QueueCache {
   }
 
   /**
-   * Adds to the store and, if the host is loaded, to its queue. `order` defaults to the key (an
-   * entry queued just now); an entry put back after it was taken keeps the order it had.
+   * Adds to the store and, if the host is loaded, to its queue. `rank` defaults to the key's (an
+   * entry queued just now); an entry put back after it was taken keeps the rank it had.
    */
-  add(host: string, key: string, url: string, order = key): void {
+  add(host: string, key: string, url: string, rank?: QueueRank): void {
     this.store.put(key, url);
     const queue = this.hosts.get(host);
     if (!queue) return;
-    QueueCache.insert(queue, { key, url, order });
+    QueueCache.insert(queue, { key, url, rank: rank ?? queueRank(host, key) });
     this.entries++;
   }
 
@@ -122,15 +127,16 @@ export class QueueCache {
   }
 
   /**
-   * The URL queued under `key` has a new score: it moves to `order` in memory; the store keeps its
-   * entry as it is (a reload orders it by the URL's stored score).
+   * The new URL queued under `key` has a new score: it moves in memory; the store keeps its entry
+   * as it is (a reload orders it by the URL's stored score). Known URLs keep their place (γ).
    */
-  reorder(host: string, key: string, order: string): void {
+  rescore(host: string, key: string, score: number): void {
     const queue = this.hosts.get(host);
-    if (!queue) return;
-    const entry = QueueCache.take(queue, key);
-    if (!entry) return;
-    entry.order = order;
+    const entry = queue?.byKey.get(key);
+    if (!queue || !entry || entry.rank.group === KNOWN_GROUP) return;
+    QueueCache.take(queue, key);
+    // Out of the list while it changes, so the list stays sorted.
+    entry.rank.inverted = rescoredInverted(entry.rank, score);
     QueueCache.insert(queue, entry);
   }
 
@@ -141,24 +147,20 @@ export class QueueCache {
   /** Best new URL (discovery queue). */
   async headNew(host: string): Promise<QueueEntry | undefined> {
     const first = (await this.load(host)).list[0];
-    return first && !QueueCache.isKnown(host, first.order) ? first : undefined;
+    return first && first.rank.group !== KNOWN_GROUP ? first : undefined;
   }
 
   /** Best known URL due for a revisit (they sort after every new URL). */
   async headKnown(host: string): Promise<QueueEntry | undefined> {
     const list = (await this.load(host)).list;
-    const entry = list[QueueCache.position(list, queuePrefix(host) + KNOWN_MARK)];
-    return entry && QueueCache.isKnown(host, entry.order) ? entry : undefined;
+    const entry = list[QueueCache.position(list, FIRST_KNOWN)];
+    return entry && entry.rank.group === KNOWN_GROUP ? entry : undefined;
   }
 
   /** Known URLs in the host's queue (they are the tail of its list). */
   async knownCount(host: string): Promise<number> {
     const list = (await this.load(host)).list;
-    return list.length - QueueCache.position(list, queuePrefix(host) + KNOWN_MARK);
-  }
-
-  private static isKnown(host: string, order: string): boolean {
-    return order.charAt(host.length + 1) === KNOWN_MARK;
+    return list.length - QueueCache.position(list, FIRST_KNOWN);
   }
 
   /** The host's entries in queue order. */

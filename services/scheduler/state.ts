@@ -265,9 +265,13 @@ export const STATS_KEY = '\u007fstats';
  * key and before the known URLs (`~`).
  */
 export function queueKey(host: string, score: number, seq: number, round = 0): string {
-  const inverted = Math.max(0, 1e15 - Math.round(Math.max(0, score) * 1e6));
   const r = round > 0 ? `${ROUND_MARK}${String(Math.min(999, round)).padStart(3, '0')}` : '';
-  return `${host}\u0000${r}${String(inverted).padStart(16, '0')}\u0000${String(seq).padStart(12, '0')}`;
+  return `${host}\u0000${r}${String(invertedScore(score)).padStart(16, '0')}\u0000${String(seq).padStart(12, '0')}`;
+}
+
+/** A score as queue keys hold it: higher scores give smaller numbers (they sort first), 1e-6 steps. */
+function invertedScore(score: number): number {
+  return Math.max(0, 1e15 - Math.round(Math.max(0, score) * 1e6));
 }
 
 export const ROUND_MARK = 'R';
@@ -279,22 +283,57 @@ export function queueKeyRound(host: string, key: string): number {
 }
 
 /**
- * The key a new URL queued under `key` would have with its score now `score`: the same round and
+ * A host queue key's parts as numbers, which compare (compareQueueRanks) as the key's string does:
+ * after the host, new URLs without a round (a digit), then by template round ('R'), then known URLs
+ * ('~'); within each, by the inverted score (or γ), then by sequence number. The queue cache orders
+ * by ranks, so a score change moves an entry without building a key.
+ */
+export interface QueueRank {
+  /** 0: a new URL; 1–999: a new URL of that template round; KNOWN_GROUP: a known URL due for a revisit. */
+  readonly group: number;
+  /** The inverted score (new URLs) or γ (known URLs); changed in place when the score changes. */
+  inverted: number;
+  readonly seq: number;
+  /** Queued with the redirect boost, which a score change keeps. */
+  readonly boosted: boolean;
+}
+
+export const KNOWN_GROUP = 1000;
+
+export function queueRank(host: string, key: string): QueueRank {
+  let at = host.length + 1;
+  let group = 0;
+  const mark = key.charAt(at);
+  if (mark === KNOWN_MARK) {
+    group = KNOWN_GROUP;
+    at += 1;
+  } else if (mark === ROUND_MARK) {
+    group = Number(key.slice(at + 1, at + 4));
+    at += 4;
+  }
+  const inverted = Number(key.slice(at, at + 16));
+  return { group, inverted, seq: Number(key.slice(at + 17)), boosted: group !== KNOWN_GROUP && (1e15 - inverted) / 1e6 >= REDIRECT_QUEUE_BOOST };
+}
+
+export function compareQueueRanks(a: QueueRank, b: QueueRank): number {
+  return a.group - b.group || a.inverted - b.inverted || a.seq - b.seq;
+}
+
+/**
+ * The inverted score a new URL's queue rank has with its score now `score`: the same round and
  * sequence number, and the redirect boost if it was queued with one (the queue cache's order).
  */
-export function rescoredQueueKey(host: string, key: string, score: number): string {
-  const round = queueKeyRound(host, key);
-  const at = host.length + 1 + (round > 0 ? 4 : 0);
-  const queuedScore = (1e15 - Number(key.slice(at, at + 16))) / 1e6;
-  const boost = queuedScore >= REDIRECT_QUEUE_BOOST ? REDIRECT_QUEUE_BOOST : 0;
-  return queueKey(host, boost + score, Number(key.slice(at + 17)), round);
+export function rescoredInverted(rank: QueueRank, score: number): number {
+  return invertedScore((rank.boosted ? REDIRECT_QUEUE_BOOST : 0) + score);
 }
 
 /** Place in its host's queue of the entry stored under `key` for `u` (the queue cache's order on load). */
-export function queueOrder(host: string, key: string, u: Pick<UrlState, 'st' | 'q' | 's'> | undefined): string {
+export function queueOrder(host: string, key: string, u: Pick<UrlState, 'st' | 'q' | 's'> | undefined): QueueRank {
+  const rank = queueRank(host, key);
   // Known URLs keep their key (γ at the time they became due); stale entries are dropped when reached.
-  if (queueKeyIsKnown(host, key) || !u || u.st !== 'queued' || u.q !== key) return key;
-  return rescoredQueueKey(host, key, u.s);
+  if (rank.group === KNOWN_GROUP || !u || u.st !== 'queued' || u.q !== key) return rank;
+  rank.inverted = rescoredInverted(rank, u.s);
+  return rank;
 }
 
 /**

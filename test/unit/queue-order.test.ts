@@ -1,45 +1,64 @@
 /**
  * Host queues on real RocksDB stores: a queued URL whose score rises moves up in memory without a
  * write to the `queues` store, and a queue loaded again from the store (a restart, or a host the
- * cache had dropped) is in the same order, made from the scores stored with the URLs.
+ * cache had dropped) is in the same order, made from the scores stored with the URLs. Queue ranks
+ * (a key's parts as numbers) order entries exactly as their keys' strings do.
  */
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskStores } from '../../services/runtime/store.ts';
 import { QueueCache } from '../../services/scheduler/queue-cache.ts';
 import type { QueueOrder } from '../../services/scheduler/queue-cache.ts';
-import { knownQueueKey, queueKey, queueKeyRound, queueOrder, rescoredQueueKey } from '../../services/scheduler/state.ts';
+import { compareQueueRanks, knownQueueKey, queueKey, queueOrder, queueRank, rescoredInverted } from '../../services/scheduler/state.ts';
 import type { UrlState } from '../../services/scheduler/state.ts';
 import { REDIRECT_QUEUE_BOOST } from '../../services/scheduler/redirects.ts';
 import { tempDir, removeDir } from '../support/transports.ts';
 
 const HOST = 'h.test';
 
-describe('rescoredQueueKey', () => {
-  it('keeps the round, the sequence number and a redirect boost; only the score changes', () => {
+/** The rank of `key` with the score now `score`, as the queue cache moves a rescored entry. */
+function rescored(key: string, score: number): ReturnType<typeof queueRank> {
+  const rank = queueRank(HOST, key);
+  rank.inverted = rescoredInverted(rank, score);
+  return rank;
+}
+
+describe('queue ranks', () => {
+  it('compare as the keys do: rounds after plain new URLs, known URLs last, then score and sequence', () => {
+    const keys: string[] = [];
+    let seq = 0;
+    for (const round of [0, 1, 2, 12, 999]) for (const score of [0, 0.000001, 0.5, 1.25, 3, 1e6, 1e8 + 2]) keys.push(queueKey(HOST, score, seq++ % 5, round));
+    for (const gamma of [0, 0.25, 1]) keys.push(knownQueueKey(HOST, gamma, seq++));
+    const byString = [...keys].sort();
+    const byRank = [...keys].sort((a, b) => compareQueueRanks(queueRank(HOST, a), queueRank(HOST, b)));
+    assert.deepEqual(byRank, byString);
+    for (const a of keys) for (const b of keys) assert.equal(Math.sign(compareQueueRanks(queueRank(HOST, a), queueRank(HOST, b))), a < b ? -1 : a > b ? 1 : 0);
+  });
+
+  it('a new score keeps the round, the sequence number and a redirect boost', () => {
     for (const round of [0, 3]) {
       for (const boost of [0, REDIRECT_QUEUE_BOOST]) {
         const key = queueKey(HOST, boost + 1.25, 42, round);
-        assert.equal(rescoredQueueKey(HOST, key, 1.25), key, 'the same score gives the same key');
-        const higher = rescoredQueueKey(HOST, key, 7.5);
-        assert.equal(higher, queueKey(HOST, boost + 7.5, 42, round));
-        assert.ok(higher < key, 'a higher score sorts first');
-        assert.equal(queueKeyRound(HOST, higher), round);
+        assert.deepEqual(rescored(key, 1.25), queueRank(HOST, key), 'the same score gives the same rank');
+        const higher = rescored(key, 7.5);
+        assert.deepEqual(higher, queueRank(HOST, queueKey(HOST, boost + 7.5, 42, round)));
+        assert.ok(compareQueueRanks(higher, queueRank(HOST, key)) < 0, 'a higher score sorts first');
+        assert.equal(higher.group, round);
       }
     }
-    const boosted = rescoredQueueKey(HOST, queueKey(HOST, REDIRECT_QUEUE_BOOST, 1), 0.5);
-    assert.ok(boosted < queueKey(HOST, 1000, 0), 'a redirect target stays ahead of every plain score');
+    const boosted = rescored(queueKey(HOST, REDIRECT_QUEUE_BOOST, 1), 0.5);
+    assert.ok(compareQueueRanks(boosted, queueRank(HOST, queueKey(HOST, 1000, 0))) < 0, 'a redirect target stays ahead of every plain score');
   });
 
   it('queueOrder leaves known URLs and stale entries at their key', () => {
     const key = queueKey(HOST, 1, 5);
     const queued: UrlState = { st: 'queued', d: 1, c: 0, s: 3, q: key };
-    assert.equal(queueOrder(HOST, key, queued), queueKey(HOST, 3, 5));
-    assert.equal(queueOrder(HOST, key, { ...queued, st: 'done' }), key);
-    assert.equal(queueOrder(HOST, key, { ...queued, q: queueKey(HOST, 1, 6) }), key);
-    assert.equal(queueOrder(HOST, key, undefined), key);
+    assert.deepEqual(queueOrder(HOST, key, queued), queueRank(HOST, queueKey(HOST, 3, 5)));
+    assert.deepEqual(queueOrder(HOST, key, { ...queued, st: 'done' }), queueRank(HOST, key));
+    assert.deepEqual(queueOrder(HOST, key, { ...queued, q: queueKey(HOST, 1, 6) }), queueRank(HOST, key));
+    assert.deepEqual(queueOrder(HOST, key, undefined), queueRank(HOST, key));
     const known = knownQueueKey(HOST, 0.4, 9);
-    assert.equal(queueOrder(HOST, known, { ...queued, q: known }), known);
+    assert.deepEqual(queueOrder(HOST, known, { ...queued, q: known }), queueRank(HOST, known));
   });
 });
 
@@ -81,7 +100,7 @@ describe('QueueCache', () => {
       for (const [i, score] of [[3, 50], [17, 9.25], [10, 0.75]] as const) {
         const url = `http://${HOST}/p${i}`;
         scores.set(url, score);
-        first.reorder(HOST, keys.get(url)!, rescoredQueueKey(HOST, keys.get(url)!, score));
+        first.rescore(HOST, keys.get(url)!, score);
       }
       assert.equal(store.pendingCount, 0, 'a score change writes nothing to the queues store');
       const order = (await first.all(HOST)).map((e) => e.url);
@@ -96,7 +115,7 @@ describe('QueueCache', () => {
       const head = (await reloaded.head(HOST))!;
       reloaded.remove(HOST, head.key);
       assert.notEqual((await reloaded.head(HOST))?.url, head.url);
-      reloaded.add(HOST, head.key, head.url, head.order);
+      reloaded.add(HOST, head.key, head.url, head.rank);
       assert.equal((await reloaded.head(HOST))?.url, head.url);
       await commit();
       assert.equal((await reloaded.all(HOST)).length, 20);
