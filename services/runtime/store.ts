@@ -5,6 +5,11 @@
  * applies them to RocksDB together with a checkpoint (the changelog offset the store reflects).
  * So a local store is never ahead of what was committed; if it is behind (crash between commit and
  * local write, or a new machine), it is brought forward from the changelog before processing resumes.
+ *
+ * Committed writes reach RocksDB behind the commits (write-behind): they wait in memory, merged by
+ * key, until the state manager flushes them with the checkpoint of the last commit they hold. A key
+ * written by many commits in a row (a host's state, a queued URL's score) is then written once, and
+ * reads see the waiting writes as if they were in RocksDB.
  */
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
@@ -68,6 +73,12 @@ export class TaskStore<V> implements KeyValueStore<V> {
    * task is the only writer of its store and updates it only after a successful commit.
    */
   private readonly cache = new Map<string, V | undefined>();
+  /** Committed writes not yet in RocksDB (null = delete), and the changelog offset they reach. */
+  private unapplied = new Map<string, Buffer | null>();
+  private unappliedCheckpoint: number | undefined;
+  /** The writes of the flush in progress: still read from here until RocksDB has them. */
+  private applying: ReadonlyMap<string, Buffer | null> | undefined;
+  private flushing: Promise<void> | undefined;
   private readonly keyPrefix: string;
 
   constructor(
@@ -91,6 +102,17 @@ export class TaskStore<V> implements KeyValueStore<V> {
     return this.writes.size;
   }
 
+  /** Committed writes waiting for a flush. */
+  get unappliedCount(): number {
+    return this.unapplied.size;
+  }
+
+  /** A committed write not yet in RocksDB: its bytes, null for a delete, undefined when there is none. */
+  private unappliedRaw(key: string): Buffer | null | undefined {
+    const waiting = this.unapplied.get(key);
+    return waiting !== undefined ? waiting : this.applying?.get(key);
+  }
+
   private remember(key: string, value: V | undefined): void {
     if (this.cache.size >= CACHE_ENTRIES) {
       // Drop the oldest tenth in insertion order; cheap and good enough for a working set.
@@ -109,7 +131,9 @@ export class TaskStore<V> implements KeyValueStore<V> {
     for (const k of keys) {
       if (seen.has(k) || this.writes.has(k) || this.cache.has(k)) continue;
       seen.add(k);
-      missing.push(k);
+      const raw = this.unappliedRaw(k);
+      if (raw !== undefined) this.remember(k, raw === null ? undefined : (JSON.parse(raw.toString('utf8')) as V));
+      else missing.push(k);
     }
     if (missing.length === 0) return;
     const raws = await this.db.getMany(missing.map((k) => this.encodeKey(k)));
@@ -119,11 +143,50 @@ export class TaskStore<V> implements KeyValueStore<V> {
     }
   }
 
-  /** After a successful commit: pending writes become the cached committed state. */
+  /** After a successful commit whose writes the caller put in RocksDB (pendingOps): they become the cached committed state. */
   committed(): void {
     for (const [k, v] of this.writes) this.remember(k, v);
     this.writes.clear();
     this.encoded = undefined;
+  }
+
+  /**
+   * After a successful commit: pending writes become the cached committed state, and wait for the
+   * next flush to reach RocksDB. `checkpoint`: the changelog offset after this commit's records.
+   */
+  committedBehind(checkpoint: number | undefined): void {
+    for (const [k, b] of this.pending) this.unapplied.set(k, b);
+    if (checkpoint !== undefined) this.unappliedCheckpoint = checkpoint;
+    this.committed();
+  }
+
+  /** Writes the committed writes waiting in memory to RocksDB, with their checkpoint. */
+  async flush(): Promise<void> {
+    while (this.flushing) await this.flushing;
+    if (this.unapplied.size === 0 && this.unappliedCheckpoint === undefined) return;
+    const writes = this.unapplied;
+    const checkpoint = this.unappliedCheckpoint;
+    this.unapplied = new Map();
+    this.unappliedCheckpoint = undefined;
+    this.applying = writes;
+    const ops: BatchOp[] = [];
+    for (const [k, v] of writes) ops.push(v === null ? { type: 'del', key: this.encodeKey(k) } : { type: 'put', key: this.encodeKey(k), value: v });
+    if (checkpoint !== undefined) ops.push(this.checkpointOp(checkpoint));
+    this.flushing = this.db.batch(ops).then(
+      () => undefined,
+      (err: unknown) => {
+        // Nothing was written: the writes wait again (newer ones of the same keys win).
+        for (const [k, v] of writes) if (!this.unapplied.has(k)) this.unapplied.set(k, v);
+        this.unappliedCheckpoint ??= checkpoint;
+        throw err;
+      },
+    );
+    try {
+      await this.flushing;
+    } finally {
+      this.applying = undefined;
+      this.flushing = undefined;
+    }
   }
 
   /**
@@ -132,6 +195,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
    * committed state (the next reads come from RocksDB, which holds only committed writes).
    */
   discard(): void {
+    // Committed writes waiting for a flush stay: they are committed state.
     this.writes.clear();
     this.encoded = undefined;
     this.cache.clear();
@@ -154,7 +218,8 @@ export class TaskStore<V> implements KeyValueStore<V> {
     // One lookup when the cache holds a value (the usual case); a second tells "known absent" from "not cached".
     const cached = this.cache.get(key);
     if (cached !== undefined || this.cache.has(key)) return cached;
-    const raw = await this.db.get(this.encodeKey(key));
+    const waiting = this.unappliedRaw(key);
+    const raw = waiting !== undefined ? (waiting ?? undefined) : await this.db.get(this.encodeKey(key));
     const value = raw === undefined ? undefined : (JSON.parse(raw.toString('utf8')) as V);
     this.remember(key, value);
     return value;
@@ -171,6 +236,8 @@ export class TaskStore<V> implements KeyValueStore<V> {
   }
 
   async *range(query: RangeQuery = {}): AsyncIterable<[string, V]> {
+    // RocksDB first catches up with the commits, so the iterator below sees all committed state.
+    await this.flush();
     const lowKey = maxString(query.gte, query.prefix);
     const highKey = minString(query.lt, query.prefix !== undefined ? prefixEnd(query.prefix) : undefined);
     const inRange = (k: string): boolean =>
@@ -252,6 +319,8 @@ export class TaskStore<V> implements KeyValueStore<V> {
   /** Deletes every key of this store and its checkpoint (before a full restore). */
   async wipe(): Promise<void> {
     this.cache.clear();
+    this.unapplied.clear();
+    this.unappliedCheckpoint = undefined;
     const ops: BatchOp[] = [{ type: 'del', key: this.checkpointKey() }];
     for await (const [k] of this.db.range({
       gte: Buffer.from(this.keyPrefix, 'utf8'),
@@ -312,12 +381,22 @@ export class TaskStores {
     for (const s of this.stores.values()) s.discard();
   }
 
-  /** Marks every store's pending writes as committed (they are now in RocksDB). */
+  /** Marks every store's pending writes as committed (the caller wrote them to RocksDB). */
   committed(): void {
     for (const s of this.stores.values()) s.committed();
   }
 
-  close(): Promise<void> {
-    return this.db.close();
+  /** Writes every store's committed writes still in memory to RocksDB. */
+  async flush(): Promise<void> {
+    for (const s of this.stores.values()) await s.flush();
+  }
+
+  /** Closes RocksDB after writing what the commits left in memory. */
+  async close(): Promise<void> {
+    try {
+      await this.flush();
+    } finally {
+      await this.db.close();
+    }
   }
 }

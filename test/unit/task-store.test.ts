@@ -80,3 +80,58 @@ test('discard forgets the batch; commit makes it the state RocksDB and later rea
     assert.equal(await urls.get('z'), undefined);
   });
 });
+
+test('write-behind: committed writes are read from memory until a flush puts them in RocksDB with their checkpoint', async () => {
+  await withStores(async (stores) => {
+    const urls = stores.store<{ st: string }>('urls');
+    const raw = async (key: string): Promise<string | undefined> => (await stores.db.get(Buffer.from(`s:urls\u0000${key}`)))?.toString('utf8');
+    urls.put('x', { st: 'queued' });
+    urls.put('gone', { st: 'queued' });
+    await commit(stores);
+    urls.put('x', { st: 'fetched' });
+    urls.put('y', { st: 'queued' });
+    urls.delete('gone');
+    urls.committedBehind(7);
+    assert.equal(urls.unappliedCount, 3);
+    assert.equal(await raw('x'), '{"st":"queued"}', 'not in RocksDB yet');
+    assert.equal(await raw('y'), undefined);
+    // With the read cache dropped (a failed batch), reads still see the committed writes.
+    stores.discardPending();
+    assert.equal(urls.unappliedCount, 3, 'a failed batch keeps committed writes');
+    assert.deepEqual(await urls.get('x'), { st: 'fetched' });
+    assert.equal(await urls.get('gone'), undefined);
+    stores.discardPending();
+    await urls.prefetch(['x', 'y', 'gone']);
+    assert.deepEqual(urls.peek('y'), { st: 'queued' });
+    assert.equal(urls.peek('gone'), undefined);
+    // A range read sees them too: it flushes first.
+    stores.discardPending();
+    const seen: [string, { st: string }][] = [];
+    for await (const e of urls.range()) seen.push(e);
+    assert.deepEqual(seen, [['x', { st: 'fetched' }], ['y', { st: 'queued' }]]);
+    assert.equal(urls.unappliedCount, 0);
+    assert.equal(await raw('x'), '{"st":"fetched"}');
+    assert.equal(await raw('gone'), undefined);
+    assert.equal(await urls.checkpoint(), 7);
+  });
+});
+
+test('write-behind: a key written by many commits is written once, and closing the stores writes what waits', async () => {
+  const dir = tempDir('meguri-store-');
+  try {
+    let stores = await TaskStores.open(dir, 'g', 0, ['urls', 'hosts']);
+    const hosts = stores.store<{ n: number }>('hosts');
+    for (let n = 1; n <= 5; n++) {
+      hosts.put('h', { n });
+      hosts.committedBehind(n * 10);
+    }
+    assert.equal(hosts.unappliedCount, 1);
+    await stores.close();
+    stores = await TaskStores.open(dir, 'g', 0, ['urls', 'hosts']);
+    assert.deepEqual(await stores.store<{ n: number }>('hosts').get('h'), { n: 5 });
+    assert.equal(await stores.store('hosts').checkpoint(), 50);
+    await stores.close();
+  } finally {
+    removeDir(dir);
+  }
+});
