@@ -34,18 +34,21 @@ const ALIAS_HOP_HEADER = 'meguri-alias-hop';
  * canonical host's partition instead; true when it was forwarded. Scope-only seed copies stay (they
  * are meant for this partition), with their URL on the canonical host.
  */
-export async function forwardToCanonical(p: Partition, v: UnbundledLinksRecord, headers: Readonly<Record<string, string>>, ctx: ProcessorContext): Promise<boolean> {
-  const forwarded = forwardToCanonicalInMemory(p, v, headers, ctx);
+export async function forwardToCanonical(p: Partition, v: UnbundledLinksRecord, host: string, headers: Readonly<Record<string, string>>, ctx: ProcessorContext): Promise<boolean> {
+  const forwarded = forwardToCanonicalInMemory(p, v, host, headers, ctx);
   if (forwarded !== undefined || v.type === 'outcome') return forwarded ?? false;
-  return forwardTo(p, v, learnedOrigin(v.url, await p.hosts.get(hostKey(v.url))), ctx);
+  return forwardTo(p, v, learnedOrigin(v.url, await p.hosts.get(host)), ctx);
 }
 
-/** forwardToCanonical without a promise; undefined when it needs the host's state from RocksDB. */
-export function forwardToCanonicalInMemory(p: Partition, v: UnbundledLinksRecord, headers: Readonly<Record<string, string>>, ctx: ProcessorContext): boolean | undefined {
+/**
+ * forwardToCanonical without a promise; undefined when it needs the host's state from RocksDB.
+ * `host` is the host key of the record's URL.
+ */
+export function forwardToCanonicalInMemory(p: Partition, v: UnbundledLinksRecord, host: string, headers: Readonly<Record<string, string>>, ctx: ProcessorContext): boolean | undefined {
   if (v.type === 'outcome' || headers[ALIAS_HOP_HEADER] !== undefined) return false;
   const url = canonicalUrl(v.url, p.aliases);
   if (url !== v.url) return forwardTo(p, v, url, ctx);
-  const state = p.hosts.peek(hostKey(v.url));
+  const state = p.hosts.peek(host);
   return state === NOT_IN_MEMORY ? undefined : forwardTo(p, v, learnedOrigin(v.url, state), ctx);
 }
 

@@ -176,10 +176,11 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       const v = values[i]!;
       const headers = origins[i]!.headers;
       // Most records are links to known URLs, handled without a promise; the rest take the async path.
-      const forwarded = forwardToCanonicalInMemory(p, v, headers, ctx) ?? (await forwardToCanonical(p, v, headers, ctx));
+      const host = hostKeys[i]!;
+      const forwarded = forwardToCanonicalInMemory(p, v, host, headers, ctx) ?? (await forwardToCanonical(p, v, host, headers, ctx));
       if (forwarded) continue;
       if (v.type === 'link') {
-        const handled = onLinkInMemory(p, v, hostKeys[i]!);
+        const handled = onLinkInMemory(p, v, host);
         if (handled === false) await onLink(p, v, ctx);
         else if (handled !== true) await passOn(p, handled, ctx);
       } else if (v.type === 'outcome') await onOutcome(p, v, ctx);
