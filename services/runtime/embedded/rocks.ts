@@ -71,7 +71,6 @@ export class RocksStore {
           errorIfExists: false,
           writeBufferSize: options.writeBufferSize ?? 32 << 20,
           cacheSize: options.cacheSize ?? 16 << 20,
-          maxFileSize: 64 << 20,
         },
         settle(resolve, reject),
       ),
