@@ -14,20 +14,56 @@ interface NativeIterator {
   seek(target: Buffer): void;
 }
 
-interface NativeBatchOp {
-  type: 'put' | 'del';
-  key: Buffer;
-  value?: Buffer;
+export interface NativeBatchOp {
+  readonly type: 'put' | 'del';
+  readonly key: Buffer;
+  readonly value?: Buffer;
 }
 
-interface NativeDb {
+/** The binding's chained batch: operations added one native call each, then written at once. */
+export interface NativeChainedBatch {
+  put(key: Buffer, value: Buffer): unknown;
+  del(key: Buffer): unknown;
+  write(options: Record<string, unknown>, cb: Callback): void;
+}
+
+/** The part of a binding handle writeBatch needs. */
+export interface BatchingDb {
+  batch(): NativeChainedBatch;
+  batch(ops: readonly NativeBatchOp[], options: Record<string, unknown>, cb: Callback): void;
+}
+
+/**
+ * Writes `ops` atomically through a chained batch: one native call per operation with its key and
+ * value as arguments costs the event loop ~1 µs, where the array form reads each operation object's
+ * three properties through N-API (~2.5 µs; a crawl writes ~100 operations per page).
+ */
+export function writeBatch(db: BatchingDb, ops: readonly NativeBatchOp[], options: Record<string, unknown>, cb: Callback): void {
+  if (ops.length === 0) {
+    db.batch(ops, options, cb);
+    return;
+  }
+  let batch: NativeChainedBatch;
+  try {
+    batch = db.batch();
+    for (const op of ops) {
+      if (op.type === 'put') batch.put(op.key, op.value!);
+      else batch.del(op.key);
+    }
+  } catch (err) {
+    process.nextTick(cb, err as Error);
+    return;
+  }
+  batch.write(options, cb);
+}
+
+interface NativeDb extends BatchingDb {
   open(options: Record<string, unknown>, cb: Callback): void;
   close(cb: Callback): void;
   get(key: Buffer, options: Record<string, unknown>, cb: Callback<Buffer>): void;
   getMany(keys: Buffer[], options: Record<string, unknown>, cb: Callback<(Buffer | undefined)[]>): void;
   put(key: Buffer, value: Buffer, options: Record<string, unknown>, cb: Callback): void;
   del(key: Buffer, options: Record<string, unknown>, cb: Callback): void;
-  batch(ops: NativeBatchOp[], options: Record<string, unknown>, cb: Callback): void;
   iterator(options: Record<string, unknown>): NativeIterator;
   compactRange(start: Buffer, end: Buffer, cb: Callback): void;
   getProperty(name: string): string;
@@ -127,7 +163,7 @@ export class RocksDb {
   /** Applies all operations atomically (one RocksDB WriteBatch). */
   batch(ops: readonly BatchOp[], sync = false): Promise<void> {
     if (ops.length === 0) return Promise.resolve();
-    return promisify((cb) => this.db.batch(ops as NativeBatchOp[], { sync }, cb));
+    return promisify((cb) => writeBatch(this.db, ops, { sync }, cb));
   }
 
   /** Iterates a key range in order; stop early by breaking out of the loop. */

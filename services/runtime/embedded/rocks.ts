@@ -4,6 +4,8 @@
  * createRequire; nothing else in the embedded log touches the callback API.
  */
 import { createRequire } from 'node:module';
+import { writeBatch } from '../rocksdb.ts';
+import type { BatchingDb } from '../rocksdb.ts';
 
 type Callback = (err: Error | null | undefined) => void;
 
@@ -35,10 +37,9 @@ interface RawIterator {
   end(cb: Callback): void;
 }
 
-interface RawDb {
+interface RawDb extends BatchingDb {
   open(options: Record<string, unknown>, cb: Callback): void;
   close(cb: Callback): void;
-  batch(ops: readonly BatchOp[], options: { sync: boolean }, cb: Callback): void;
   getMany(keys: readonly Buffer[], options: { asBuffer: true }, cb: (err: Error | null | undefined, values?: (Buffer | undefined)[]) => void): void;
   clear(options: RangeOptions, cb: Callback): void;
   iterator(options: Record<string, unknown>): RawIterator;
@@ -84,7 +85,7 @@ export class RocksStore {
 
   /** Applies all operations atomically (one WriteBatch). */
   batch(ops: readonly BatchOp[], sync: boolean): Promise<void> {
-    return new Promise((resolve, reject) => this.db.batch(ops, { sync }, settle(resolve, reject)));
+    return new Promise((resolve, reject) => writeBatch(this.db, ops, { sync }, settle(resolve, reject)));
   }
 
   getMany(keys: readonly Buffer[]): Promise<(Buffer | undefined)[]> {
