@@ -169,8 +169,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
     this.unapplied = new Map();
     this.unappliedCheckpoint = undefined;
     this.applying = writes;
-    const ops: BatchOp[] = [];
-    for (const [k, v] of writes) ops.push(v === null ? { type: 'del', key: this.encodeKey(k) } : { type: 'put', key: this.encodeKey(k), value: v });
+    const ops = this.opsOf(writes);
     if (checkpoint !== undefined) ops.push(this.checkpointOp(checkpoint));
     this.flushing = this.db.batch(ops).then(
       () => undefined,
@@ -291,10 +290,13 @@ export class TaskStore<V> implements KeyValueStore<V> {
 
   /** Local RocksDB operations for the pending writes. */
   pendingOps(): BatchOp[] {
+    return this.opsOf(this.pending);
+  }
+
+  /** RocksDB operations for serialised writes (null = delete). */
+  private opsOf(writes: ReadonlyMap<string, Buffer | null>): BatchOp[] {
     const ops: BatchOp[] = [];
-    for (const [k, v] of this.pending) {
-      ops.push(v === null ? { type: 'del', key: this.encodeKey(k) } : { type: 'put', key: this.encodeKey(k), value: v });
-    }
+    for (const [k, v] of writes) ops.push(v === null ? { type: 'del', key: this.encodeKey(k) } : { type: 'put', key: this.encodeKey(k), value: v });
     return ops;
   }
 
