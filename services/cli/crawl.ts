@@ -40,6 +40,8 @@ export interface CrawlOptions {
   readonly replication?: TopicReplication & { readonly capToBrokers?: boolean };
   /** Embedded log: fsync every commit. */
   readonly fsync?: boolean;
+  /** Kafka: gzip level of the producers for gzip topics (default 1). */
+  readonly gzipLevel?: number;
   readonly maxPages?: number;
   readonly untilIdle?: boolean;
   readonly scheduler?: SchedulerOptionsInput;
@@ -183,6 +185,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
     clock,
     ...(options.replication ? { replication: options.replication } : {}),
     ...(options.fsync ? { fsync: true } : {}),
+    ...(options.gzipLevel !== undefined ? { gzipLevel: options.gzipLevel } : {}),
   });
   const prefix = options.topicPrefix ?? '';
   const partitions = options.partitions ?? 4;

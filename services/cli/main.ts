@@ -329,6 +329,7 @@ function crawlOptions(m: CrawlModules, urls: string[], flags: CrawlFlags, explic
     dataDir: flags.data,
     replication: { ...chosen.replication, capToBrokers: !chosen.explicit },
     fsync: flags.fsync === true || env.fsync,
+    gzipLevel: env.kafkaGzipLevel,
     ...(flags.kafka ? { kafkaBrokers: flags.kafka.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
     topicPrefix: flags.topicPrefix,
     partitions: flags.partitions,

@@ -92,6 +92,7 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
     logger,
     replication,
     fsync: config.fsync,
+    gzipLevel: config.kafkaGzipLevel,
   });
   const userAgent = (flags.userAgent as string | undefined) ?? env('MEGURI_USER_AGENT') ?? defaultUserAgent((flags.contact as string | undefined) ?? env('MEGURI_CONTACT_URL'));
   const resolve = [...((flags.resolve as string[] | undefined) ?? []), ...(env('MEGURI_RESOLVE')?.split(',') ?? [])];

@@ -49,6 +49,8 @@ export interface TransportConfig {
   readonly replication?: KafkaTransportOptions['replication'];
   /** Embedded log: fsync every write batch (default off). */
   readonly fsync?: boolean;
+  /** Kafka: gzip level of the producers (default 1; kafka/gzip-codec.ts). */
+  readonly gzipLevel?: number;
 }
 
 export async function createTransport(config: TransportConfig): Promise<Transport> {
@@ -58,6 +60,7 @@ export async function createTransport(config: TransportConfig): Promise<Transpor
       ...(config.clientId ? { clientId: config.clientId } : {}),
       ...(config.logger ? { logger: config.logger } : {}),
       ...(config.replication ? { replication: config.replication } : {}),
+      ...(config.gzipLevel !== undefined ? { gzipLevel: config.gzipLevel } : {}),
     });
   }
   return EmbeddedTransport.open({

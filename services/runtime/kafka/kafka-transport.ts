@@ -12,6 +12,7 @@
  */
 // kafkajs with the read_committed fix: never import 'kafkajs' itself for runtime values.
 import { kafkajs } from './kafkajs.ts';
+import { DEFAULT_GZIP_LEVEL, useGzipLevel } from './gzip-codec.ts';
 import type { Admin, Consumer, Producer, Message, TopicMessages, EachBatchPayload, logCreator } from 'kafkajs';
 import { createRequire } from 'node:module';
 import type { Logger } from '../logger.ts';
@@ -90,6 +91,11 @@ export interface KafkaTransportOptions {
   readonly sessionTimeoutMs?: number;
   /** Partitions one member processes at the same time. */
   readonly partitionsConsumedConcurrently?: number;
+  /**
+   * gzip level of what this process's producers send to gzip topics (`pages`), 1-9; default 1
+   * (gzip-codec.ts). Per process: the last transport created sets it.
+   */
+  readonly gzipLevel?: number;
 }
 
 /** Idempotent producers retry without a count limit (kafkajs warns otherwise: a limit can break EOS). */
@@ -162,6 +168,7 @@ export class KafkaTransport implements Transport {
 
   constructor(readonly options: KafkaTransportOptions) {
     this.logger = options.logger ?? silentLogger;
+    useGzipLevel(options.gzipLevel ?? DEFAULT_GZIP_LEVEL);
     this.kafka = new Kafka({
       clientId: options.clientId ?? 'meguri',
       brokers: [...options.brokers],
