@@ -87,6 +87,8 @@ export interface PartitionState {
   tombstonesKept: boolean;
   /** The newest records, encoded, as written (see TAIL_BYTES). */
   tail: RecordTail;
+  /** performance.now() of the last read (-Infinity: never); a tail is kept only while reads come. */
+  readAt: number;
 }
 
 /**
@@ -102,13 +104,27 @@ interface RecordTail {
 
 /** Bytes of encoded records kept per partition in its tail (a few pages, hundreds of links). */
 const TAIL_BYTES = 2 * 1024 * 1024;
+/**
+ * A partition nobody has read for this long keeps no tail. Changelogs are read only to restore a
+ * store, yet take most of a crawl's records (tens per page): kept in tails they were the largest
+ * set of objects surviving the event loop's young-generation collections.
+ */
+const TAIL_IDLE_MS = 10_000;
 
 function emptyTail(start: number): RecordTail {
   return { start, records: [], bytes: 0 };
 }
 
-/** Appends a durable record to the tail, which drops its oldest records past TAIL_BYTES. */
-function remember(ps: PartitionState, offset: number, encoded: Buffer): void {
+/**
+ * Appends a durable record to the tail, which drops its oldest records past TAIL_BYTES; a partition
+ * not read within TAIL_IDLE_MS of `now` keeps none (its next reads go to RocksDB).
+ */
+function remember(ps: PartitionState, offset: number, encoded: Buffer, now: number): void {
+  if (now - ps.readAt > TAIL_IDLE_MS) {
+    if (ps.tail.records.length > 0) ps.tail = emptyTail(offset + 1);
+    else ps.tail.start = offset + 1;
+    return;
+  }
   let tail = ps.tail;
   if (offset !== tail.start + tail.records.length) tail = ps.tail = emptyTail(offset);
   tail.records.push(encoded);
@@ -276,6 +292,7 @@ export class SharedLog {
         compactedHigh: -1,
         tombstonesKept: false,
         tail: emptyTail(0),
+        readAt: Number.NEGATIVE_INFINITY,
       });
     }
     return topic;
@@ -473,7 +490,8 @@ export class SharedLog {
     this.db.batch(ops, this.options.sync).then(
       () => {
         this.writing = false;
-        for (const w of written) remember(w.ps, w.offset, w.encoded);
+        const now = performance.now();
+        for (const w of written) remember(w.ps, w.offset, w.encoded, now);
         for (const ps of touched.keys()) {
           ps.visible = ps.reserved;
           wake(ps);
@@ -516,6 +534,7 @@ export class SharedLog {
    * read starts (past gaps left by compaction or retention).
    */
   async read(ps: PartitionState, from: number, max: number, to = Number.MAX_SAFE_INTEGER): Promise<{ records: LogRecord[]; next: number; highWatermark: number }> {
+    ps.readAt = performance.now();
     const highWatermark = ps.visible;
     const end = Math.min(to, highWatermark);
     const start = Math.max(from, ps.low);
