@@ -1,9 +1,10 @@
 'use strict';
 /**
- * kafkajs 2.2.4 with a read_committed consumer that never delivers aborted records.
+ * kafkajs 2.2.4 with a read_committed consumer that never delivers aborted records, and a producer
+ * that groups a send's messages per partition in linear time.
  *
- * kafkajs is no longer maintained, so its faulty filter (see read-committed.cjs) is replaced here,
- * in the module cache, before kafkajs loads it: no install script is needed (it works with
+ * kafkajs is no longer maintained, so its faulty filter (see read-committed.cjs) and its quadratic
+ * grouping (group-messages.cjs) are replaced here, in the module cache, before kafkajs loads them: no install script is needed (it works with
  * `npm ci --ignore-scripts` and for anyone who installs meguri as a dependency). Every part of
  * meguri loads kafkajs through this module, and so should a subscriber written with kafkajs:
  * `import { Kafka } from 'meguri/kafkajs'`.
@@ -15,26 +16,34 @@
 const Module = require('node:module');
 const path = require('node:path');
 const { filterAbortedMessages } = require('./read-committed.cjs');
+const groupMessagesPerPartition = require('./group-messages.cjs');
 
 const kafkajsDir = path.dirname(require.resolve('kafkajs/package.json'));
 const filterPath = path.join(kafkajsDir, 'src', 'consumer', 'filterAbortedMessages.js');
 const batchPath = path.join(kafkajsDir, 'src', 'consumer', 'batch.js');
+const groupPath = path.join(kafkajsDir, 'src', 'producer', 'groupMessagesPerPartition.js');
+// kafkajs modules replaced before kafkajs loads them, and the module that requires each.
+const replacements = [
+  { file: filterPath, exports: filterAbortedMessages, user: batchPath },
+  { file: groupPath, exports: groupMessagesPerPartition, user: path.join(kafkajsDir, 'src', 'producer', 'sendMessages.js') },
+];
 
-function installFilter() {
-  const cached = require.cache[filterPath];
-  if (cached && cached.exports === filterAbortedMessages) return;
-  if (cached || require.cache[batchPath]) {
-    // kafkajs was loaded with its own filter: drop that copy from the cache to load a fixed one.
+function installReplacements() {
+  if (replacements.every((r) => require.cache[r.file]?.exports === r.exports)) return;
+  if (replacements.some((r) => require.cache[r.file] || require.cache[r.user])) {
+    // kafkajs was loaded with its own modules: drop that copy from the cache to load a fixed one.
     for (const key of Object.keys(require.cache)) {
       if (key.startsWith(kafkajsDir + path.sep)) delete require.cache[key];
     }
   }
-  const replacement = new Module(filterPath, module);
-  replacement.filename = filterPath;
-  replacement.paths = Module._nodeModulePaths(path.dirname(filterPath));
-  replacement.exports = filterAbortedMessages;
-  replacement.loaded = true;
-  require.cache[filterPath] = replacement;
+  for (const r of replacements) {
+    const replacement = new Module(r.file, module);
+    replacement.filename = r.file;
+    replacement.paths = Module._nodeModulePaths(path.dirname(r.file));
+    replacement.exports = r.exports;
+    replacement.loaded = true;
+    require.cache[r.file] = replacement;
+  }
 }
 
 /** A fetch with two aborted transactions listed out of first-offset order must yield nothing. */
@@ -59,9 +68,12 @@ function selfCheck() {
   if (batch.messages.length !== 0) {
     throw new Error(`meguri could not install its read_committed fix into kafkajs at ${kafkajsDir} (a different kafkajs version?): aborted records would be delivered`);
   }
+  if (require(groupPath) !== groupMessagesPerPartition) {
+    throw new Error(`meguri could not install its message grouping into kafkajs at ${kafkajsDir} (a different kafkajs version?)`);
+  }
 }
 
-installFilter();
+installReplacements();
 // This exact form lets Node's ESM loader see kafkajs's named exports: `import { Kafka } from 'meguri/kafkajs'`.
 module.exports = require('kafkajs');
 selfCheck();
