@@ -127,9 +127,10 @@ export class TaskStore<V> implements KeyValueStore<V> {
 
   async prefetch(keys: Iterable<string>): Promise<void> {
     const missing: string[] = [];
+    // Most keys are already in memory; only the others need the duplicate check.
     const seen = new Set<string>();
     for (const k of keys) {
-      if (seen.has(k) || this.writes.has(k) || this.cache.has(k)) continue;
+      if (this.cache.has(k) || this.writes.has(k) || seen.has(k)) continue;
       seen.add(k);
       const raw = this.unappliedRaw(k);
       if (raw !== undefined) this.remember(k, raw === null ? undefined : (JSON.parse(raw.toString('utf8')) as V));

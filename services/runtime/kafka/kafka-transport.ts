@@ -98,6 +98,23 @@ export interface KafkaTransportOptions {
   readonly gzipLevel?: number;
 }
 
+/**
+ * Runs `op` again while it fails with an error Kafka marks retriable (NOT_LEADER_FOR_PARTITION and
+ * the like: a partition just created or moved is unknown to its broker for a moment), for up to
+ * `budgetMs`; any other error, or the last one, is thrown.
+ */
+export async function retryWhileRetriable<T>(op: () => Promise<T>, budgetMs: number): Promise<T> {
+  const deadline = Date.now() + budgetMs;
+  for (let wait = 100; ; wait = Math.min(wait * 2, 1000)) {
+    try {
+      return await op();
+    } catch (err) {
+      if ((err as { retriable?: unknown }).retriable !== true || Date.now() + wait > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+}
+
 /** Idempotent producers retry without a count limit (kafkajs warns otherwise: a limit can break EOS). */
 const PRODUCER_RETRY = { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 5000 };
 
@@ -343,7 +360,7 @@ export class KafkaTransport implements Transport {
   async describeTopic(name: string): Promise<TopicDescription | undefined> {
     const admin = await this.admin();
     if (!(await admin.listTopics()).includes(name)) return undefined;
-    const offsets = await admin.fetchTopicOffsets(name);
+    const offsets = await retryWhileRetriable(() => admin.fetchTopicOffsets(name), 10_000);
     const configs = await admin.describeConfigs({
       includeSynonyms: false,
       resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name }],
