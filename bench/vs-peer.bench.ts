@@ -8,19 +8,24 @@
  * through a static map only: nothing leaves the machine.
  *
  * Prints pages/s (crawl time, after start-up), CPU ms per page and peak RSS of the whole process
- * (start-up and worker threads included), and each figure's ratio to the peer.
+ * (start-up and worker threads included), each figure's ratio to the peer, and how fast each crawl
+ * got going, read from the web's access log (ramp-up.ts): the rate it reached, the time from its
+ * first request to 90 % of that rate, and the time until it had fetched a page of every host it
+ * reached.
  *
  *   npm run bench:vs-peer -- [--hosts 200] [--pages 500] [--max-pages 20000] [--seeds 5] [--links 38]
  *     [--bytes 20000] [--kafka host:port] [--only peer,embedded,kafka] [--parser-workers N] [--json]
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { machineInfo, machineLine } from './machine.ts';
+import { rampUp } from './vs-peer/ramp-up.ts';
+import type { ServedRequest } from './vs-peer/ramp-up.ts';
 
 const { values } = parseArgs({
   options: {
@@ -56,9 +61,12 @@ function cpuSecondsOf(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+const webDir = mkdtempSync(join(tmpdir(), 'meguri-vs-peer-web-'));
+const accessLog = join(webDir, 'access.ndjson');
+
 async function startWeb(): Promise<{ pid: number; resolve: Record<string, string>; seeds: string[]; port: number; stop: () => void }> {
   const ips = Array.from({ length: hosts }, (_, i) => `127.0.0.${i + 2}`);
-  const args = ['--import', 'tsx', join(root, 'services/simweb/main.ts'), '--hosts', String(hosts), '--pages', values.pages, '--bytes', values.bytes, '--links', values.links, '--seed', '3', '--crawl-delay-share', '0', '--ips', ips.join(',')];
+  const args = ['--import', 'tsx', join(root, 'services/simweb/main.ts'), '--hosts', String(hosts), '--pages', values.pages, '--bytes', values.bytes, '--links', values.links, '--seed', '3', '--crawl-delay-share', '0', '--ips', ips.join(','), '--log', accessLog];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const first = await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next();
   const info = JSON.parse(String(first.value)) as { port: number; resolve: Record<string, string> };
@@ -99,6 +107,37 @@ interface Row {
   webServerCpuS: number;
   duplicates: number | string;
   errors: number;
+  fullSpeedPagesPerS?: number;
+  toFullSpeedS?: number;
+  toAllHostsS?: number;
+}
+
+function logSize(): number {
+  try {
+    return statSync(accessLog).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** The requests the web logged since `from` (a byte offset of its access log). */
+async function servedSince(from: number): Promise<ServedRequest[]> {
+  // The web writes its log through a stream: give the last lines a moment to land.
+  await new Promise((r) => setTimeout(r, 500));
+  const text = readFileSync(accessLog).subarray(from).toString('utf8');
+  const out: ServedRequest[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    const e = JSON.parse(line) as ServedRequest;
+    out.push({ wallMs: e.wallMs, host: e.host, path: e.path, status: e.status });
+  }
+  return out;
+}
+
+/** A row with the ramp-up figures of the requests its crawl made. */
+function withRampUp(row: Row, served: readonly ServedRequest[]): Row {
+  const r = rampUp(served);
+  return r ? { ...row, fullSpeedPagesPerS: r.fullSpeedPagesPerS, toFullSpeedS: r.timeToFullSpeedS, toAllHostsS: r.timeToAllHostsS } : row;
 }
 
 /** A contender's row from what it reported (pages, crawl time) and how its process ran. */
@@ -154,14 +193,20 @@ const rows: Row[] = [];
 const web = await startWeb();
 try {
   // A fresh web per contender would differ only in its caches; the same one keeps the run short.
-  if (wanted.includes('peer')) rows.push(await peer(web));
-  if (wanted.includes('embedded')) rows.push(await meguri(web, 'embedded'));
+  const measured = async (run: () => Promise<Row>): Promise<Row> => {
+    const from = logSize();
+    const row = await run();
+    return withRampUp(row, await servedSince(from));
+  };
+  if (wanted.includes('peer')) rows.push(await measured(() => peer(web)));
+  if (wanted.includes('embedded')) rows.push(await measured(() => meguri(web, 'embedded')));
   if (wanted.includes('kafka')) {
     if (!values.kafka) throw new Error('--only kafka needs --kafka host:port');
-    rows.push(await meguri(web, 'kafka'));
+    rows.push(await measured(() => meguri(web, 'kafka')));
   }
 } finally {
   web.stop();
+  rmSync(webDir, { recursive: true, force: true });
 }
 const base = rows.find((r) => r.crawler.startsWith('node-crawler'));
 const table = rows.map((r) => ({
