@@ -44,7 +44,9 @@ export function rampUp(requests: readonly ServedRequest[], options: RampUpOption
   const windowMs = options.windowMs ?? 2_000;
   const share = options.share ?? 0.9;
   if (requests.length === 0) return undefined;
-  const start = Math.min(...requests.map((r) => r.wallMs));
+  // A loop, not Math.min(...): a long crawl has more requests than a call takes arguments.
+  let start = Infinity;
+  for (const r of requests) if (r.wallMs < start) start = r.wallMs;
   const pages = requests.filter(isPage).sort((a, b) => a.wallMs - b.wallMs);
   if (pages.length < 20) return undefined;
   const at = (q: number): number => pages[Math.min(pages.length - 1, Math.floor(q * (pages.length - 1)))]!.wallMs;
@@ -65,7 +67,8 @@ export function rampUp(requests: readonly ServedRequest[], options: RampUpOption
   }
   const firstPageOfHost = new Map<string, number>();
   for (const p of pages) if (!firstPageOfHost.has(p.host)) firstPageOfHost.set(p.host, p.wallMs);
-  const lastHostAt = Math.max(...firstPageOfHost.values());
+  let lastHostAt = start;
+  for (const t of firstPageOfHost.values()) if (t > lastHostAt) lastHostAt = t;
   return {
     pages: pages.length,
     fullSpeedPagesPerS: Math.round(fullSpeed * 10) / 10,

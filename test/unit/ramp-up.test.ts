@@ -55,6 +55,12 @@ describe('ramp-up of a crawl from the access log', () => {
     assert.ok(r.timeToFullSpeedS >= 2, `time to full speed ${r.timeToFullSpeedS}`);
   });
 
+  it('takes a crawl of more requests than a function call takes arguments', () => {
+    const r = rampUp(crawl(400, () => 500, () => 200))!;
+    assert.equal(r.pages, 200_000);
+    assert.ok(Math.abs(r.fullSpeedPagesPerS - 500) < 1, `full speed ${r.fullSpeedPagesPerS}`);
+  });
+
   it('has nothing to say about a crawl of a handful of pages', () => {
     assert.equal(rampUp([]), undefined);
     assert.equal(rampUp(crawl(1, () => 5, () => 1)), undefined);
