@@ -14,7 +14,7 @@ import { canonicalUrl, moveToOrigin } from '../common/aliases.ts';
 import { hostKey, siteOf, stripUrlParams } from '../common/url.ts';
 import { packLinks } from '../common/link-bundles.ts';
 import { REDIRECT_QUEUE_BOOST, pastHopLimit, queueScore } from './redirects.ts';
-import { hostState, noteScore, ruleFor, schedule, siteUnderCap } from './partition.ts';
+import { hostState, hostStateInMemory, noteScore, ruleFor, schedule, siteUnderCap, siteUnderCapInMemory } from './partition.ts';
 import { hostName, passesFilter, scopeEntry } from './scope.ts';
 import { classify, sampled, serverRoot } from '../common/discovery.ts';
 import type { Partition } from './partition.ts';
@@ -161,11 +161,12 @@ export async function onLink(p: Partition, link: DiscoveredLink, ctx: ProcessorC
 
 /**
  * onLink without a promise, for the commonest links: those whose target's state is in memory (the
- * batch prefetched it) and that queue nothing new — a known target receives score, an out-of-bounds
- * one is counted. False when the link needs onLink (new URLs, sources, hints, redirects, discovery
- * mode), and nothing was changed then; a PassOn when the target passes score on (passOn).
+ * batch prefetched it). A known target receives score; a new one is queued when its site count,
+ * template entry and host state are in memory too (discoverNewInMemory); an out-of-bounds one is
+ * counted. False when the link needs onLink (sources, hints, redirects, discovery mode, or a
+ * read), and nothing was changed then; a PassOn when the target passes score on (passOn).
  */
-export function onLinkInMemory(p: Partition, link: DiscoveredLink, host: string): boolean | PassOn {
+export function onLinkInMemory(p: Partition, link: DiscoveredLink, host: string, ctx: ProcessorContext): boolean | PassOn {
   const known = p.urls.peek(link.url);
   if (known === NOT_IN_MEMORY) return false;
   if (link.propagated) return known ? (receiveScore(p, link.url, host, known, link.contribution, link.depth, true) ?? true) : true;
@@ -182,7 +183,8 @@ export function onLinkInMemory(p: Partition, link: DiscoveredLink, host: string)
     if (!known) p.stats.cgiSkipped++;
     return true;
   }
-  if (!known || hintsOf(link) !== undefined) return false;
+  if (hintsOf(link) !== undefined) return false;
+  if (!known) return discoverNewInMemory(p, link.url, host, link.depth, link.cgiHops, link.contribution, ctx.now());
   return receiveScore(p, link.url, host, known, linkGain(p, link.contribution), link.depth, false) ?? true;
 }
 
@@ -232,11 +234,63 @@ async function discover(
   }
   const admission = await p.templates.admit(host, url, seed);
   if (!admission.ok) {
-    if (admission.reason === 'query') p.stats.querySkipped++;
-    else p.stats.templateSkipped++;
+    countRefusal(p, admission.reason);
     return;
   }
-  const state = await hostState(p, host, url);
+  queueNew(p, url, host, depth, cgiHops, gain, admission.round, await hostState(p, host, url), rule, ctx.now(), origin);
+}
+
+function countRefusal(p: Partition, reason: 'template-budget' | 'query'): void {
+  if (reason === 'query') p.stats.querySkipped++;
+  else p.stats.templateSkipped++;
+}
+
+/**
+ * discover() of a new URL without a promise, for a plain link (no seed, source, hints or redirect)
+ * whose site count, template entry and host state are in memory (the batch prefetched them).
+ * False, with nothing changed, when one of them is not: the link then takes discover().
+ */
+function discoverNewInMemory(p: Partition, url: string, host: string, depth: number, cgiHops: number, contribution: number, now: number): boolean {
+  const rule = ruleFor(p, host);
+  if (rule && (rule.block === true || (rule.maxDepth !== undefined && depth > rule.maxDepth))) {
+    p.stats.hostRuleSkipped++;
+    return true;
+  }
+  const underCap = siteUnderCapInMemory(p, host);
+  if (underCap === NOT_IN_MEMORY) return false;
+  if (!underCap) {
+    p.stats.siteCapSkipped++;
+    return true;
+  }
+  // Read before the template counts the URL, so that a miss changes nothing.
+  if (p.hosts.peek(host) === NOT_IN_MEMORY) return false;
+  const admission = p.templates.admitInMemory(host, url);
+  if (admission === NOT_IN_MEMORY) return false;
+  if (!admission.ok) {
+    countRefusal(p, admission.reason);
+    return true;
+  }
+  const state = hostStateInMemory(p, host, url);
+  if (state === NOT_IN_MEMORY) throw new Error(`host state of ${host} left memory during a batch`);
+  queueNew(p, url, host, depth, cgiHops, linkGain(p, contribution), admission.round, state, rule, now, {});
+  return true;
+}
+
+/** Queues a new URL that passed the trap bounds (the tail of discover()). */
+function queueNew(
+  p: Partition,
+  url: string,
+  host: string,
+  depth: number,
+  cgiHops: number,
+  gain: number,
+  round: number,
+  state: HostState,
+  rule: ReturnType<typeof ruleFor>,
+  now: number,
+  origin: { redirect?: RedirectHop[]; startSite?: string; source?: SourceKind; hints?: LinkHints },
+): void {
+  const { redirect, startSite, source, hints } = origin;
   if (rule?.maxPages !== undefined && (state.pg ?? 0) >= rule.maxPages) {
     p.stats.hostRuleSkipped++;
     return;
@@ -246,7 +300,7 @@ async function discover(
   // A redirect target goes ahead of its host's template rounds: it stands for a page already asked
   // for; so do sources, feed items and links new on daily pages (fetched at once, seed 001).
   const urgent = isUrgent(source, hints);
-  const q = queueKey(host, urgent ? REDIRECT_QUEUE_BOOST + score : queueScore(score, redirect), p.stats.seq++, redirect || urgent ? 0 : admission.round);
+  const q = queueKey(host, urgent ? REDIRECT_QUEUE_BOOST + score : queueScore(score, redirect), p.stats.seq++, redirect || urgent ? 0 : round);
   p.queues.add(host, q, url);
   p.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q, ...(redirect ? { rc: redirect } : {}), ...(startSite !== undefined ? { o: startSite } : {}), ...(source ? { k: source } : {}), ...hintFields(hints) });
   if (redirect) p.stats.redirectTargetsQueued = (p.stats.redirectTargetsQueued ?? 0) + 1;
@@ -255,7 +309,7 @@ async function discover(
   state.queued++;
   p.queuedTotal++;
   p.hosts.put(host, state);
-  if (!state.inflight) schedule(p, host, Math.max(state.nextAt, ctx.now()));
+  if (!state.inflight) schedule(p, host, Math.max(state.nextAt, now));
 }
 
 /** Score a fetched page passes on along its stored out-links (passOn). */

@@ -5,6 +5,7 @@
  * the small helpers they share live here.
  */
 import type { KeyValueStore } from '../runtime/index.ts';
+import { NOT_IN_MEMORY } from '../runtime/index.ts';
 import type { AgentMatcher } from './robots/index.ts';
 import type { SchedulerOptions } from './options.ts';
 import type { ReadyHeap } from './ready-heap.ts';
@@ -127,7 +128,17 @@ export function releaseIp(p: Partition, host: string): void {
 /** The host's state, or a fresh one (counted as a new host) for the first URL of a host. */
 export async function hostState(p: Partition, host: string, url: string): Promise<HostState> {
   const existing = (await p.hosts.get(host)) as HostState | undefined;
-  if (existing) return existing;
+  return existing ?? newHostState(p, url);
+}
+
+/** hostState() without a promise; NOT_IN_MEMORY (and nothing counted) when the state would take a read. */
+export function hostStateInMemory(p: Partition, host: string, url: string): HostState | typeof NOT_IN_MEMORY {
+  const existing = p.hosts.peek(host) as HostState | undefined | typeof NOT_IN_MEMORY;
+  if (existing === NOT_IN_MEMORY) return NOT_IN_MEMORY;
+  return existing ?? newHostState(p, url);
+}
+
+function newHostState(p: Partition, url: string): HostState {
   const u = new URL(url);
   p.stats.hosts++;
   return { queued: 0, fetched: 0, nextAt: 0, scheme: u.protocol === 'https:' ? 'https' : 'http' };
@@ -169,6 +180,12 @@ export function noteScore(p: Partition, score: number): number {
 /** The site of `host` has fetched fewer distinct pages than its cap. */
 export async function siteUnderCap(p: Partition, host: string): Promise<boolean> {
   return underPageCap(await p.sites.pages(siteCapKey(host, p.politeness, siteOf)), p.politeness);
+}
+
+/** siteUnderCap() without a promise; NOT_IN_MEMORY when the site's count would take a read. */
+export function siteUnderCapInMemory(p: Partition, host: string): boolean | typeof NOT_IN_MEMORY {
+  const pages = p.sites.pagesInMemory(siteCapKey(host, p.politeness, siteOf));
+  return pages === NOT_IN_MEMORY ? NOT_IN_MEMORY : underPageCap(pages, p.politeness);
 }
 
 export function report(p: Partition): void {

@@ -180,7 +180,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       const forwarded = forwardToCanonicalInMemory(p, v, host, headers, ctx) ?? (await forwardToCanonical(p, v, host, headers, ctx));
       if (forwarded) continue;
       if (v.type === 'link') {
-        const handled = onLinkInMemory(p, v, host);
+        const handled = onLinkInMemory(p, v, host, ctx);
         if (handled === false) await onLink(p, v, ctx);
         else if (handled !== true) await passOn(p, handled, ctx);
       } else if (v.type === 'outcome') await onOutcome(p, v, ctx);

@@ -4,6 +4,7 @@
  * and moves with the partition. One short entry per site, read through the store's bounded cache.
  */
 import type { KeyValueStore } from '../runtime/index.ts';
+import { NOT_IN_MEMORY } from '../runtime/index.ts';
 
 export const SITE_PREFIX = '\u0005';
 
@@ -13,6 +14,12 @@ export class SiteLedger {
   /** Distinct pages of the site fetched so far. */
   async pages(site: string): Promise<number> {
     return Number((await this.store.get(SITE_PREFIX + site)) ?? 0);
+  }
+
+  /** pages() without a promise; NOT_IN_MEMORY when the count would take a read. */
+  pagesInMemory(site: string): number | typeof NOT_IN_MEMORY {
+    const stored = this.store.peek(SITE_PREFIX + site);
+    return stored === NOT_IN_MEMORY ? NOT_IN_MEMORY : Number(stored ?? 0);
   }
 
   /** Counts one more distinct page of the site (read through the store's write buffer). */

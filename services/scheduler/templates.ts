@@ -27,6 +27,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { KeyValueStore } from '../runtime/index.ts';
+import { NOT_IN_MEMORY } from '../runtime/index.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TOKEN = /^[A-Za-z0-9_-]+$/;
@@ -207,7 +208,26 @@ export class TemplateLedger {
       if (!force && ((await this.store.get(formKey)) !== undefined || (await this.isKnown(form)))) return { ok: false, reason: 'query' };
     }
     const key = templateKey(host, url);
-    const entry = decodeEntry(await this.store.get(key));
+    return this.count(key, decodeEntry(await this.store.get(key)), force, formKey);
+  }
+
+  /**
+   * admit() without a promise: NOT_IN_MEMORY, with nothing counted, when the template's entry would
+   * take a read or the query restriction has to look a form up.
+   */
+  admitInMemory(host: string, url: string, force = false): Admission | typeof NOT_IN_MEMORY {
+    const restriction = this.rules.queryRestriction;
+    const hasQuery = url.indexOf('?') >= 0;
+    if (!force && restriction === 'all' && hasQuery) return { ok: false, reason: 'query' };
+    if (restriction === 'form' && hasQuery) return NOT_IN_MEMORY;
+    const key = templateKey(host, url);
+    const stored = this.store.peek(key);
+    if (stored === NOT_IN_MEMORY) return NOT_IN_MEMORY;
+    return this.count(key, decodeEntry(stored), force, undefined);
+  }
+
+  /** The admission decision for a template entry; counts the URL when it is admitted. */
+  private count(key: string, entry: TemplateEntry, force: boolean, formKey: string | undefined): Admission {
     if (!force && (entry.t === 1 || (this.rules.maxUrlsPerTemplate > 0 && entry.n >= this.rules.maxUrlsPerTemplate))) return { ok: false, reason: 'template-budget' };
     this.store.put(key, JSON.stringify({ ...entry, n: entry.n + 1 }));
     if (formKey !== undefined) this.store.put(formKey, '');
