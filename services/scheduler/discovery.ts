@@ -208,7 +208,7 @@ async function discover(
   ctx: ProcessorContext,
   origin: { seed?: boolean; redirect?: RedirectHop[]; startSite?: string; source?: SourceKind; hints?: LinkHints } = {},
 ): Promise<void> {
-  const { seed = false, redirect, startSite, source, hints } = origin;
+  const { seed = false, source, hints } = origin;
   let known = await p.urls.get(url);
   const gain = linkGain(p, contribution);
   if (known) {
