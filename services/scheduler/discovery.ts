@@ -163,8 +163,8 @@ export async function onLink(p: Partition, link: DiscoveredLink, ctx: ProcessorC
  * onLink without a promise, for the commonest links: those whose target's state is in memory (the
  * batch prefetched it). A known target receives score; a new one is queued when its site count,
  * template entry and host state are in memory too (discoverNewInMemory); an out-of-bounds one is
- * counted. False when the link needs onLink (sources, hints, redirects, discovery mode, or a
- * read), and nothing was changed then; a PassOn when the target passes score on (passOn).
+ * counted. False when the link needs onLink (sources, hints of a known URL, redirects, discovery
+ * mode, or a read), and nothing was changed then; a PassOn when the target passes score on (passOn).
  */
 export function onLinkInMemory(p: Partition, link: DiscoveredLink, host: string, ctx: ProcessorContext): boolean | PassOn {
   const known = p.urls.peek(link.url);
@@ -183,8 +183,11 @@ export function onLinkInMemory(p: Partition, link: DiscoveredLink, host: string,
     if (!known) p.stats.cgiSkipped++;
     return true;
   }
-  if (hintsOf(link) !== undefined) return false;
-  if (!known) return discoverNewInMemory(p, link.url, host, link.depth, link.cgiHops, link.contribution, ctx.now());
+  const hints = hintsOf(link);
+  // A new URL of a sitemap or feed queues with its hints like any link; a known one may be revisited
+  // because of them (applyHints), which stays on the async path.
+  if (!known) return discoverNewInMemory(p, link.url, host, link.depth, link.cgiHops, link.contribution, ctx.now(), hints);
+  if (hints !== undefined) return false;
   return receiveScore(p, link.url, host, known, linkGain(p, link.contribution), link.depth, false) ?? true;
 }
 
@@ -246,11 +249,12 @@ function countRefusal(p: Partition, reason: 'template-budget' | 'query'): void {
 }
 
 /**
- * discover() of a new URL without a promise, for a plain link (no seed, source, hints or redirect)
- * whose site count, template entry and host state are in memory (the batch prefetched them).
- * False, with nothing changed, when one of them is not: the link then takes discover().
+ * discover() of a new URL without a promise, for a link that is no seed, source or redirect (a
+ * sitemap's or feed's hints are kept) whose site count, template entry and host state are in memory
+ * (the batch prefetched them). False, with nothing changed, when one of them is not: the link then
+ * takes discover().
  */
-function discoverNewInMemory(p: Partition, url: string, host: string, depth: number, cgiHops: number, contribution: number, now: number): boolean {
+function discoverNewInMemory(p: Partition, url: string, host: string, depth: number, cgiHops: number, contribution: number, now: number, hints: LinkHints | undefined): boolean {
   const rule = ruleFor(p, host);
   if (rule && (rule.block === true || (rule.maxDepth !== undefined && depth > rule.maxDepth))) {
     p.stats.hostRuleSkipped++;
@@ -272,7 +276,7 @@ function discoverNewInMemory(p: Partition, url: string, host: string, depth: num
   }
   const state = hostStateInMemory(p, host, url);
   if (state === NOT_IN_MEMORY) throw new Error(`host state of ${host} left memory during a batch`);
-  queueNew(p, url, host, depth, cgiHops, linkGain(p, contribution), admission.round, state, rule, now, {});
+  queueNew(p, url, host, depth, cgiHops, linkGain(p, contribution), admission.round, state, rule, now, hints ? { hints } : {});
   return true;
 }
 

@@ -51,6 +51,35 @@ describe('scheduler on the test driver: ordering strategies', () => {
     return order;
   }
 
+  it("new URLs with a sitemap's or a feed's hints, in one batch with a plain link, keep their hints: the feed item goes first, both are counted", async () => {
+    const h = await orderingDriver('ipr-dl1');
+    await h.send(seed('http://o.test/'));
+    await h.answer(h.next()); // robots.txt
+    const home = await h.nextPage();
+    // One batch: the batch's prefetch holds the host, the site count and the template entries, so
+    // each new URL is queued without a read whatever its hints.
+    await h.send([
+      scoreLink('http://o.test/plain.html', 'http://o.test/', 0.5),
+      link('http://o.test/listed.html', 'http://o.test/sitemap.xml', { contribution: 0.9, via: 'sitemap', lastmod: T0 - 86_400_000, priority: 0.8, changefreq: 'daily' }),
+      link('http://o.test/item.html', 'http://o.test/feed.rss', { contribution: 0.1, via: 'feed' }),
+    ]);
+    const totals = h.progress.totals();
+    assert.equal(totals.queued, 3);
+    assert.equal(totals.sitemapUrls, 1);
+    assert.equal(totals.feedItemsNew, 1);
+    await h.answer(home);
+    const order: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const req = await h.nextPage();
+      order.push(new URL(req.url).pathname);
+      await h.answer(req);
+    }
+    // The feed item is urgent despite its score; then by score.
+    assert.deepEqual(order, ['/item.html', '/listed.html', '/plain.html']);
+    h.assertNoRequest();
+    await h.stop();
+  });
+
   it('bf takes discovery order, blc back-link counts with fewer slashes then shorter URLs first, ipr-dl1 the summed contributions', async () => {
     assert.deepEqual(await orderOf('bf', []), ['/a/b/c.html', '/x.html', '/yy.html']);
     assert.deepEqual(await orderOf('blc', []), ['/x.html', '/yy.html', '/a/b/c.html']);
