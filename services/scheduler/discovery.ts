@@ -166,7 +166,7 @@ export async function onLink(p: Partition, link: DiscoveredLink, ctx: ProcessorC
  * counted. False when the link needs onLink (sources, hints of a known URL, redirects, discovery
  * mode, or a read), and nothing was changed then; a PassOn when the target passes score on (passOn).
  */
-export function onLinkInMemory(p: Partition, link: DiscoveredLink, host: string, ctx: ProcessorContext): boolean | PassOn {
+export function onLinkInMemory(p: Partition, link: DiscoveredLink, host: string, ctx: ProcessorContext, templateKey?: string): boolean | PassOn {
   const known = p.urls.peek(link.url);
   if (known === NOT_IN_MEMORY) return false;
   if (link.propagated) return known ? (receiveScore(p, link.url, host, known, link.contribution, link.depth, true) ?? true) : true;
@@ -186,7 +186,7 @@ export function onLinkInMemory(p: Partition, link: DiscoveredLink, host: string,
   const hints = hintsOf(link);
   // A new URL of a sitemap or feed queues with its hints like any link; a known one may be revisited
   // because of them (applyHints), which stays on the async path.
-  if (!known) return discoverNewInMemory(p, link.url, host, link.depth, link.cgiHops, link.contribution, ctx.now(), hints);
+  if (!known) return discoverNewInMemory(p, link.url, host, link.depth, link.cgiHops, link.contribution, ctx.now(), hints, templateKey);
   if (hints !== undefined) return false;
   return receiveScore(p, link.url, host, known, linkGain(p, link.contribution), link.depth, false) ?? true;
 }
@@ -254,7 +254,7 @@ function countRefusal(p: Partition, reason: 'template-budget' | 'query'): void {
  * (the batch prefetched them). False, with nothing changed, when one of them is not: the link then
  * takes discover().
  */
-function discoverNewInMemory(p: Partition, url: string, host: string, depth: number, cgiHops: number, contribution: number, now: number, hints: LinkHints | undefined): boolean {
+function discoverNewInMemory(p: Partition, url: string, host: string, depth: number, cgiHops: number, contribution: number, now: number, hints: LinkHints | undefined, templateKey: string | undefined): boolean {
   const rule = ruleFor(p, host);
   if (rule && (rule.block === true || (rule.maxDepth !== undefined && depth > rule.maxDepth))) {
     p.stats.hostRuleSkipped++;
@@ -268,7 +268,7 @@ function discoverNewInMemory(p: Partition, url: string, host: string, depth: num
   }
   // Read before the template counts the URL, so that a miss changes nothing.
   if (p.hosts.peek(host) === NOT_IN_MEMORY) return false;
-  const admission = p.templates.admitInMemory(host, url);
+  const admission = p.templates.admitInMemory(host, url, false, templateKey);
   if (admission === NOT_IN_MEMORY) return false;
   if (!admission.ok) {
     countRefusal(p, admission.reason);

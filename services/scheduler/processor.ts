@@ -161,14 +161,16 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       }
     }
     await Promise.all([p.urls.prefetch(urls), p.hosts.prefetch(hosts)]);
-    // Template counts are read for new URLs only (most links of a long crawl go to known URLs).
+    // Template counts are read for new URLs only (most links of a long crawl go to known URLs);
+    // templateKeys[i] keeps the key for the admission below (building one takes microseconds).
     const ledgerKeys: string[] = [];
+    const templateKeys: (string | undefined)[] = new Array<string | undefined>(values.length);
     for (let i = 0; i < values.length; i++) {
       const v = values[i]!;
       if (v.type === 'outcome' || (v.type === 'link' && v.propagated)) continue;
       let known = p.urls.peek(v.url);
       if (known === NOT_IN_MEMORY) known = await p.urls.get(v.url);
-      if (known === undefined) ledgerKeys.push(templateKey(hostKeys[i]!, v.url));
+      if (known === undefined) ledgerKeys.push((templateKeys[i] = templateKey(hostKeys[i]!, v.url)));
     }
     for (const host of hosts) ledgerKeys.push(SITE_PREFIX + siteCapKey(host, p.politeness, siteOf));
     await p.queueStore.prefetch(ledgerKeys);
@@ -180,7 +182,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       const forwarded = forwardToCanonicalInMemory(p, v, host, headers, ctx) ?? (await forwardToCanonical(p, v, host, headers, ctx));
       if (forwarded) continue;
       if (v.type === 'link') {
-        const handled = onLinkInMemory(p, v, host, ctx);
+        const handled = onLinkInMemory(p, v, host, ctx, templateKeys[i]);
         if (handled === false) await onLink(p, v, ctx);
         else if (handled !== true) await passOn(p, handled, ctx);
       } else if (v.type === 'outcome') await onOutcome(p, v, ctx);

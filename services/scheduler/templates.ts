@@ -215,12 +215,12 @@ export class TemplateLedger {
    * admit() without a promise: NOT_IN_MEMORY, with nothing counted, when the template's entry would
    * take a read or the query restriction has to look a form up.
    */
-  admitInMemory(host: string, url: string, force = false): Admission | typeof NOT_IN_MEMORY {
+  admitInMemory(host: string, url: string, force = false, key?: string): Admission | typeof NOT_IN_MEMORY {
     const restriction = this.rules.queryRestriction;
     const hasQuery = url.indexOf('?') >= 0;
     if (!force && restriction === 'all' && hasQuery) return { ok: false, reason: 'query' };
     if (restriction === 'form' && hasQuery) return NOT_IN_MEMORY;
-    const key = templateKey(host, url);
+    key ??= templateKey(host, url);
     const stored = this.store.peek(key);
     if (stored === NOT_IN_MEMORY) return NOT_IN_MEMORY;
     return this.count(key, decodeEntry(stored), force, undefined);
