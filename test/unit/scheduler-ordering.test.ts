@@ -29,6 +29,17 @@ function passedOn(h: SchedulerDriver): { url: string; source: string; contributi
   return h.events('links').filter((r) => r.propagated === true) as unknown as { url: string; source: string; contribution: number }[];
 }
 
+/** Fetches the next `count` pages one by one (each answered) and returns their paths in fetch order. */
+async function fetchOrder(h: SchedulerDriver, count: number): Promise<string[]> {
+  const order: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const req = await h.nextPage();
+    order.push(new URL(req.url).pathname);
+    await h.answer(req);
+  }
+  return order;
+}
+
 describe('scheduler on the test driver: ordering strategies', () => {
   /** Fetches the home page of o.test, then finds three links on it (plus `extra` links elsewhere) and returns the fetch order of the three. */
   async function orderOf(ordering: 'bf' | 'blc' | 'ipr-dl1', extra: LinksRecord[]): Promise<string[]> {
@@ -40,12 +51,7 @@ describe('scheduler on the test driver: ordering strategies', () => {
     for (const l of [scoreLink('http://o.test/a/b/c.html', 'http://o.test/', 0.1), scoreLink('http://o.test/x.html', 'http://o.test/', 0.2), scoreLink('http://o.test/yy.html', 'http://o.test/', 0.3), ...extra]) await h.send(l);
     assert.equal(h.progress.totals().queued, 3);
     await h.answer(home);
-    const order: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const req = await h.nextPage();
-      order.push(new URL(req.url).pathname);
-      await h.answer(req);
-    }
+    const order = await fetchOrder(h, 3);
     h.assertNoRequest();
     await h.stop();
     return order;
@@ -68,12 +74,7 @@ describe('scheduler on the test driver: ordering strategies', () => {
     assert.equal(totals.sitemapUrls, 1);
     assert.equal(totals.feedItemsNew, 1);
     await h.answer(home);
-    const order: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const req = await h.nextPage();
-      order.push(new URL(req.url).pathname);
-      await h.answer(req);
-    }
+    const order = await fetchOrder(h, 3);
     // The feed item is urgent despite its score; then by score.
     assert.deepEqual(order, ['/item.html', '/listed.html', '/plain.html']);
     h.assertNoRequest();

@@ -1,24 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskStores } from '../../services/runtime/store.ts';
+import { withTaskStores, commitStores } from '../support/task-stores.ts';
 import { tempDir, removeDir } from '../support/transports.ts';
 
-async function withStores(fn: (stores: TaskStores) => Promise<void>): Promise<void> {
-  const dir = tempDir('meguri-store-');
-  const stores = await TaskStores.open(dir, 'g', 0, ['urls', 'hosts']);
-  try {
-    await fn(stores);
-  } finally {
-    await stores.close();
-    removeDir(dir);
-  }
-}
-
-/** What the runtime does after a successful commit: the pending writes go to RocksDB, then the cache. */
-async function commit(stores: TaskStores): Promise<void> {
-  await stores.db.batch([...stores.stores.values()].flatMap((s) => s.pendingOps()));
-  stores.committed();
-}
+const withStores = (fn: (stores: TaskStores) => Promise<void>): Promise<void> => withTaskStores(['urls', 'hosts'], fn);
+const commit = commitStores;
 
 test('a key written many times in a batch is serialised once, with its last value', async () => {
   await withStores(async (stores) => {

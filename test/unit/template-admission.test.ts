@@ -1,10 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { TaskStores } from '../../services/runtime/store.ts';
+import type { TaskStores } from '../../services/runtime/store.ts';
 import { NOT_IN_MEMORY } from '../../services/runtime/index.ts';
 import { TemplateLedger, templateKey } from '../../services/scheduler/templates.ts';
 import type { TemplateRules } from '../../services/scheduler/templates.ts';
-import { tempDir, removeDir } from '../support/transports.ts';
+import { withTaskStores, commitStores } from '../support/task-stores.ts';
 
 const rules = (over: Partial<TemplateRules> = {}): TemplateRules => ({
   maxUrlsPerTemplate: 3,
@@ -15,22 +15,11 @@ const rules = (over: Partial<TemplateRules> = {}): TemplateRules => ({
   ...over,
 });
 
-async function withLedgers(r: TemplateRules, fn: (async: TemplateLedger, sync: TemplateLedger, stores: TaskStores) => Promise<void>): Promise<void> {
-  const dir = tempDir('meguri-templates-');
-  const stores = await TaskStores.open(dir, 'g', 0, ['a', 'b']);
-  try {
-    await fn(new TemplateLedger(stores.store<string>('a'), r, async () => false), new TemplateLedger(stores.store<string>('b'), r, async () => false), stores);
-  } finally {
-    await stores.close();
-    removeDir(dir);
-  }
+function withLedgers(r: TemplateRules, fn: (async: TemplateLedger, sync: TemplateLedger, stores: TaskStores) => Promise<void>): Promise<void> {
+  return withTaskStores(['a', 'b'], (stores) => fn(new TemplateLedger(stores.store<string>('a'), r, async () => false), new TemplateLedger(stores.store<string>('b'), r, async () => false), stores), 'meguri-templates-');
 }
 
-/** What the runtime does after a successful commit: the pending writes go to RocksDB, then the cache. */
-async function commit(stores: TaskStores): Promise<void> {
-  await stores.db.batch([...stores.stores.values()].flatMap((s) => s.pendingOps()));
-  stores.committed();
-}
+const commit = commitStores;
 
 const host = 'shop.example:80';
 const urls = Array.from({ length: 6 }, (_, i) => `http://${host}/item/${1000 + i}.html`);
