@@ -81,6 +81,7 @@ export class OutputEmitter {
       ...(options.partition !== undefined ? { partition: options.partition } : {}),
       timestamp: options.timestamp ?? s.now(),
       ...(options.headers ? { headers: options.headers } : {}),
+      conforms: true,
     });
   }
 

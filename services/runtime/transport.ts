@@ -18,6 +18,12 @@ export interface OutRecord {
   /** CreateTime in ms; defaults to the transport's clock at append. */
   readonly timestamp?: number;
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * The value was built by a service's typed emit (services/runtime/emitter.ts), within its topic's
+   * schema. A transport that hands the record to a consumer in the same process, without it ever
+   * leaving memory, passes this on as LogRecord.conforms; others ignore it.
+   */
+  readonly conforms?: boolean;
 }
 
 export interface LogRecord {
@@ -28,6 +34,12 @@ export interface LogRecord {
   readonly value: Buffer | null;
   readonly timestamp: number;
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * True only for a record a service of this process emitted and the embedded log handed over from
+   * memory: its value is not validated again (services/runtime/input.ts). Records from Kafka, from
+   * disk (an earlier run, maybe an older version) or sent by other code are always validated.
+   */
+  readonly conforms?: boolean;
 }
 
 export interface RecordMetadata {

@@ -328,6 +328,7 @@ export class EmbeddedTransport implements Transport, MemberHost {
         ps: topic.partitions[partition] as PreparedRecord['ps'],
         timestamp,
         encoded: encodeRecord(timestamp, key, value, r.headers),
+        conforms: r.conforms === true,
       };
     }
     return out;

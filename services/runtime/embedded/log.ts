@@ -99,6 +99,8 @@ export interface PartitionState {
 interface RecordTail {
   start: number;
   records: Buffer[];
+  /** conforms[i]: records[i] was emitted by a service of this process (PreparedRecord.conforms). */
+  conforms: boolean[];
   bytes: number;
 }
 
@@ -112,15 +114,16 @@ const TAIL_BYTES = 2 * 1024 * 1024;
 const TAIL_IDLE_MS = 10_000;
 
 function emptyTail(start: number): RecordTail {
-  return { start, records: [], bytes: 0 };
+  return { start, records: [], conforms: [], bytes: 0 };
 }
 
 /**
  * Appends a durable record to the tail, which drops its oldest records past TAIL_BYTES; a partition
- * not read within TAIL_IDLE_MS of `now` keeps none (its next reads go to RocksDB).
+ * neither read within TAIL_IDLE_MS of `now` nor awaited by a consumer keeps none (its next reads go
+ * to RocksDB).
  */
-function remember(ps: PartitionState, offset: number, encoded: Buffer, now: number): void {
-  if (now - ps.readAt > TAIL_IDLE_MS) {
+function remember(ps: PartitionState, offset: number, encoded: Buffer, conforms: boolean, now: number): void {
+  if (ps.waiters.size === 0 && now - ps.readAt > TAIL_IDLE_MS) {
     if (ps.tail.records.length > 0) ps.tail = emptyTail(offset + 1);
     else ps.tail.start = offset + 1;
     return;
@@ -128,11 +131,13 @@ function remember(ps: PartitionState, offset: number, encoded: Buffer, now: numb
   let tail = ps.tail;
   if (offset !== tail.start + tail.records.length) tail = ps.tail = emptyTail(offset);
   tail.records.push(encoded);
+  tail.conforms.push(conforms);
   tail.bytes += encoded.length;
   if (tail.bytes > TAIL_BYTES) {
     let drop = 0;
     while (tail.bytes > TAIL_BYTES / 2 && drop < tail.records.length - 1) tail.bytes -= tail.records[drop++]!.length;
     tail.records.splice(0, drop);
+    tail.conforms.splice(0, drop);
     tail.start += drop;
   }
 }
@@ -142,6 +147,8 @@ export interface PreparedRecord {
   readonly ps: PartitionState;
   readonly timestamp: number;
   readonly encoded: Buffer;
+  /** Emitted by a service of this process (OutRecord.conforms); kept with the record in the tail. */
+  readonly conforms?: boolean;
 }
 
 export interface OffsetUpdate {
@@ -444,7 +451,7 @@ export class SharedLog {
     const ops: BatchOp[] = [];
     const accepted: { job: WriteJob; meta: RecordMetadata[] }[] = [];
     const touched = new Map<PartitionState, number>();
-    const written: { ps: PartitionState; offset: number; encoded: Buffer }[] = [];
+    const written: { ps: PartitionState; offset: number; encoded: Buffer; conforms: boolean }[] = [];
     for (const job of jobs) {
       if (job.check) {
         try {
@@ -460,7 +467,7 @@ export class SharedLog {
         if (!touched.has(ps)) touched.set(ps, ps.maxTimestamp);
         const offset = ps.reserved++;
         ops.push({ type: 'put', key: recordKey(ps.topic.id, ps.partition, offset), value: r.encoded });
-        written.push({ ps, offset, encoded: r.encoded });
+        written.push({ ps, offset, encoded: r.encoded, conforms: r.conforms === true });
         if (r.timestamp > ps.maxTimestamp) {
           ps.maxTimestamp = r.timestamp;
           ops.push({ type: 'put', key: timeKey(ps.topic.id, ps.partition, r.timestamp), value: encodeU64(offset) });
@@ -491,7 +498,7 @@ export class SharedLog {
       () => {
         this.writing = false;
         const now = performance.now();
-        for (const w of written) remember(w.ps, w.offset, w.encoded, now);
+        for (const w of written) remember(w.ps, w.offset, w.encoded, w.conforms, now);
         for (const ps of touched.keys()) {
           ps.visible = ps.reserved;
           wake(ps);
@@ -548,8 +555,9 @@ export class SharedLog {
         const n = Math.min(max, end - start, tail.start + tail.records.length - start);
         const records = new Array<LogRecord>(n);
         for (let i = 0; i < n; i++) {
-          const d = decodeRecord(tail.records[start - tail.start + i]!);
-          records[i] = { topic, partition: ps.partition, offset: start + i, key: d.key, value: d.value, timestamp: d.timestamp, headers: d.headers };
+          const at = start - tail.start + i;
+          const d = decodeRecord(tail.records[at]!);
+          records[i] = { topic, partition: ps.partition, offset: start + i, key: d.key, value: d.value, timestamp: d.timestamp, headers: d.headers, conforms: tail.conforms[at]! };
         }
         return { records, next: start + n, highWatermark };
       }
