@@ -296,6 +296,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   private mode: Mode = 'discard';
   private declaredCharset: string | undefined;
   private encoding: 'identity' | 'gzip' | 'deflate' | 'br' = 'identity';
+  /** The body is the output of decodeAtEnd (one synchronous decompression), not network chunks. */
+  private decodedAtEnd = false;
   private decoder: Transform | undefined;
   /** Compressed chunks kept to be decoded at the end (DECODE_AT_END_MAX_BYTES), until a decoder streams. */
   private compressed: Buffer[] | undefined;
@@ -516,6 +518,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.fail('MEGURI_ERR_DECOMPRESS', `${this.encoding}: ${errorMessage(err)}`);
       return;
     }
+    this.decodedAtEnd = true;
     this.take(decoded);
     this.finishBody();
   }
@@ -577,8 +580,10 @@ class Exchange implements Dispatcher.DispatchHandler {
         return;
       }
     }
-    // The chunks may be views into undici's or zlib's pooled memory: the record keeps its own copy.
-    this.body = chunks.length === 1 ? Buffer.from(buf) : buf;
+    // One chunk from the network is a view into a socket read that may hold more: the record keeps
+    // a copy of its own. The output of a one-call decompression is a buffer of its own already (its
+    // spare room lives only as long as the page, which is encoded into its record at once).
+    this.body = chunks.length === 1 && !this.decodedAtEnd ? Buffer.from(buf) : buf;
     this.settle();
   }
 
