@@ -145,6 +145,7 @@ interface CrawlFlags {
   maxDepth: number;
   minInterval: number;
   maxPerIp?: number;
+  maxPerHost?: number;
   userAgent?: string;
   contact?: string;
   resolve: string[];
@@ -205,6 +206,7 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--max-depth <n>', 'hops from a seed beyond which links are not followed', int('--max-depth', 0), 15)
     .option('--min-interval <s>', 'minimum seconds between requests to one host', seconds, defaults.minInterval)
     .option('--max-per-ip <n>', 'requests in flight to one server IP, across all its hosts (default 2; politeness.maxPerIp)', int('--max-per-ip', 1))
+    .option('--max-per-host <n>', 'requests in flight to one host at once, only while it asks for no wait between requests (default 1; politeness.maxPerHost)', int('--max-per-host', 1))
     .option('--user-agent <ua>', 'User-Agent header (default names meguri and the contact URL)')
     .option('--contact <url>', 'contact URL put in the default User-Agent')
     .option('--resolve <pattern=ip>', 'static name resolution, e.g. *.sim.test=127.0.0.1 (repeatable)', collect, [])
@@ -307,6 +309,7 @@ function crawlOptions(m: CrawlModules, urls: string[], flags: CrawlFlags, explic
     ...(flags.maxPagesPerSite !== undefined ? { maxPagesPerSite: flags.maxPagesPerSite } : {}),
     ...(flags.siteCapScope !== undefined ? { siteCapScope: flags.siteCapScope } : {}),
     ...(maxPerIp !== undefined ? { maxPerIp } : {}),
+    ...(flags.maxPerHost !== undefined ? { maxPerHost: flags.maxPerHost } : {}),
   };
   const env = loadRuntimeConfig({ transport: 'embedded' });
   // Explicit replication is honoured or fails; the defaults fit themselves to a small cluster.
@@ -541,6 +544,7 @@ export function buildProgram(): Command {
     .option('--min-interval <s>', 'scheduler: minimum seconds between requests to one host', seconds)
     .option('--max-depth <n>', 'scheduler: maximum hops from a seed', int('--max-depth', 0))
     .option('--max-per-ip <n>', 'scheduler and fetcher: requests in flight to one server IP (or MEGURI_MAX_PER_IP; default: politeness.maxPerIp of the scheduler config, else 2)', int('--max-per-ip', 1))
+    .option('--max-per-host <n>', 'scheduler: requests in flight to one host, only while it asks for no wait between requests (default: politeness.maxPerHost of the scheduler config, else 1)', int('--max-per-host', 1))
     .option('--scheduler-config <file>', 'scheduler: JSON settings file (or MEGURI_SCHEDULER_CONFIG); see `meguri config scheduler`')
     .addOption(new Option('--scope <mode>', `scheduler: ${SCOPE_HELP} (or MEGURI_SCOPE; default web)`).choices(['host', 'domain', 'web']))
     .option('--host-rules <file>', `scheduler: ${HOST_RULES_HELP} (or MEGURI_HOST_RULES)`)

@@ -129,7 +129,9 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
         ...(flags.maxDepth !== undefined ? { maxDepth: flags.maxDepth as number } : {}),
         ...scopeSetting(flags, file),
         ...(Object.keys(aliases).length > 0 ? { aliases: { ...file.aliases, ...aliases } } : {}),
-        ...(maxPerIp !== undefined ? { politeness: { ...file.politeness, maxPerIp } } : {}),
+        ...(maxPerIp !== undefined || flags.maxPerHost !== undefined
+          ? { politeness: { ...file.politeness, ...(maxPerIp !== undefined ? { maxPerIp } : {}), ...(flags.maxPerHost !== undefined ? { maxPerHost: flags.maxPerHost as number } : {}) } }
+          : {}),
         // Fetchers run as separate processes here: learn each host's IP before its first request so
         // the per-IP cap sees every request (a settings file may turn it off).
         learnAddressFirst: file.learnAddressFirst ?? true,

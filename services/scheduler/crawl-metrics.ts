@@ -24,7 +24,7 @@ export function registerCrawlMetrics(registry: client.Registry, progress: CrawlP
   gauge('meguri_scheduler_urls_known', 'URLs the partition knows (queued, fetched or given up)', (s) => s.stats.urlsKnown);
   gauge('meguri_scheduler_urls_queued', 'URLs waiting in the partition\'s host queues (new and due revisits)', (s) => s.load.queued);
   gauge('meguri_scheduler_urls_waiting_on_parked_hosts', 'Queued URLs of hosts parked for a long while (robots.txt unreachable, repeated failures)', (s) => s.load.parked ?? 0);
-  gauge('meguri_scheduler_requests_in_flight', 'Fetch requests sent and not answered yet (one per host at most)', (s) => s.load.inflight);
+  gauge('meguri_scheduler_requests_in_flight', 'Fetch requests sent and not answered yet (one per host, or up to politeness.maxPerHost)', (s) => s.load.inflight);
   gauge('meguri_scheduler_hosts', 'Hosts the partition knows', (s) => s.stats.hosts);
   gauge('meguri_scheduler_pages_fetched', 'Page fetches answered, cumulative for the partition (rate() gives pages/s)', (s) => s.stats.pagesFetched);
   gauge('meguri_scheduler_bytes_fetched', 'Bytes of the fetched pages, cumulative for the partition', (s) => s.stats.bytes);

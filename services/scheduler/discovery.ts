@@ -14,7 +14,7 @@ import { canonicalUrl, moveToOrigin } from '../common/aliases.ts';
 import { hostKey, siteOf, stripUrlParams } from '../common/url.ts';
 import { packLinks } from '../common/link-bundles.ts';
 import { REDIRECT_QUEUE_BOOST, pastHopLimit, queueScore } from './redirects.ts';
-import { hostState, hostStateInMemory, noteScore, ruleFor, schedule, siteUnderCap, siteUnderCapInMemory } from './partition.ts';
+import { hasRoom, hostState, hostStateInMemory, noteScore, ruleFor, schedule, siteUnderCap, siteUnderCapInMemory } from './partition.ts';
 import { hostName, passesFilter, scopeEntry } from './scope.ts';
 import { classify, sampled, serverRoot } from '../common/discovery.ts';
 import type { Partition } from './partition.ts';
@@ -313,7 +313,7 @@ function queueNew(
   state.queued++;
   p.queuedTotal++;
   p.hosts.put(host, state);
-  if (!state.inflight) schedule(p, host, Math.max(state.nextAt, now));
+  if (hasRoom(p, host, state)) schedule(p, host, Math.max(state.nextAt, now));
 }
 
 /** Score a fetched page passes on along its stored out-links (passOn). */

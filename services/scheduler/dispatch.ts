@@ -2,7 +2,9 @@
  * Dispatch: due hosts are taken off the ready heap and asked for their next request — the host's
  * address (learnAddressFirst), robots.txt when it is missing or due, or the best queued URL under
  * the host's page cap, politeness gate, per-IP cap, robots rules, trap verdicts and the page budget.
- * At most one request per host is in flight; its deadline is kept for the lost-request sweep.
+ * One request per host is in flight, or up to politeness.maxPerHost while the host asks for no wait
+ * between requests (mayOverlap); robots.txt and address requests always go alone. Each request's
+ * deadline is kept for the lost-request sweep.
  */
 import { randomUUID } from 'node:crypto';
 import type { ProcessorContext } from '../runtime/index.ts';
@@ -10,11 +12,11 @@ import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { FrontierRecord } from '../../schemas/index.ts';
 import { forAgent, fromJSON } from './robots/index.ts';
 import type { AgentMatcher } from './robots/index.ts';
-import { queueKeyIsKnown } from './state.ts';
+import { addInFlight, inFlightCount, queueKeyIsKnown } from './state.ts';
 import type { HostState, UrlState } from './state.ts';
 import type { QueueEntry } from './queue-cache.ts';
-import { beforeRequest, emptyPoliteness } from './politeness/index.ts';
-import { agentFor, countIp, fileRevisit, ruleFor, schedule, siteUnderCap } from './partition.ts';
+import { beforeRequest, emptyPoliteness, mayOverlap } from './politeness/index.ts';
+import { agentFor, countIp, fileRevisit, maxPerHostFor, ruleFor, schedule, siteUnderCap } from './partition.ts';
 import type { Partition } from './partition.ts';
 
 export type RequestKind = 'page' | 'robots' | 'address';
@@ -79,7 +81,15 @@ async function dropBlocked(p: Partition, host: string, state: HostState, now: nu
 async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): Promise<boolean> {
   const now = ctx.now();
   const state = (await p.hosts.get(host)) as HostState | undefined;
-  if (!state || state.inflight || state.queued === 0) return false;
+  if (!state || state.queued === 0) return false;
+  // Requests already out: another only alongside pages, and only when the host allows overlap
+  // (its outcome schedules the host again otherwise).
+  const flying = inFlightCount(state);
+  if (flying > 0) {
+    const ctxPol = state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {};
+    const plain = state.inflight!.kind === 'page' && state.ov === undefined && ruleFor(p, host)?.minIntervalS === undefined;
+    if (!plain || !mayOverlap(flying, maxPerHostFor(p, host), state.pol ?? emptyPoliteness(), p.politeness, ctxPol)) return false;
+  }
   if (state.nextAt > now) {
     schedule(p, host, state.nextAt);
     return false;
@@ -109,6 +119,7 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
   }
   // The host's address before anything is asked of its server, so the cap below sees every request.
   if (p.options.learnAddressFirst === true && state.ip === undefined && state.ia === undefined) {
+    if (flying > 0) return false;
     const first = await p.queues.head(host);
     if (!first) return false;
     emitRequest(p, host, state, robotsUrlFor(first.url), 'address', { d: 0, c: 0, s: 0 }, 1, ctx);
@@ -122,6 +133,8 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
   }
   // robots.txt first, and again whenever it is due.
   if (state.robots === undefined || (state.robotsDueAt !== undefined && state.robotsDueAt <= now)) {
+    // Waits for the pages in flight: their outcomes schedule the host again.
+    if (flying > 0) return false;
     const first = await p.queues.head(host);
     if (!first) return false;
     emitRequest(p, host, state, robotsUrlFor(first.url), 'robots', { d: 0, c: 0, s: 0 }, 1, ctx);
@@ -174,6 +187,8 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
     p.urls.put(head.url, { ...rest, st: 'inflight' });
     if (head.both) state.ks = (state.ks ?? 0) + p.options.revisitKnownShare - (head.known ? 1 : 0);
     emitRequest(p, host, state, head.url, 'page', urlState, 1, ctx);
+    // Room for another one alongside it: the host is looked at again in this round.
+    if (flying + 1 < maxPerHostFor(p, host) && state.queued > 0) schedule(p, host, now);
     return true;
   }
 }
@@ -239,10 +254,11 @@ export function emitRequest(
   };
   const rule = ruleFor(p, host);
   if (rule?.userAgent !== undefined) request.userAgent = rule.userAgent;
-  state.inflight = { requestId: request.requestId, url, kind, issuedAt: now, attempt, ...(kind !== 'address' && state.ip ? { ip: state.ip } : {}) };
-  countIp(p, host, state.inflight);
+  const inflight = { requestId: request.requestId, url, kind, issuedAt: now, attempt, ...(kind !== 'address' && state.ip ? { ip: state.ip } : {}) };
+  addInFlight(state, inflight);
+  countIp(p, inflight);
   p.hosts.put(host, state);
-  p.deadlines.set(host, now + p.options.requestTimeoutMs);
+  p.deadlines.set(request.requestId, { host, at: now + p.options.requestTimeoutMs });
   // Keyed by the server's IP once known (seed 000's per-IP limit): all hosts on one IP go to the
   // same frontier partition, so a single fetcher enforces the per-IP cap for them.
   ctx.emit('frontier', state.ip ?? host, request);

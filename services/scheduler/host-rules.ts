@@ -16,6 +16,7 @@ export const hostRuleSchema = z.strictObject({
   block: z.boolean().optional().describe('No request at all to the host, robots.txt included; its queued URLs are given up.'),
   minIntervalS: z.number().min(0).max(86_400).optional().describe('Seconds between the end of one request to the host and the start of the next, at least.'),
   maxPages: z.number().int().min(0).optional().describe('Distinct pages (new URLs the server answered) fetched from the host at most.'),
+  maxPerHost: z.number().int().min(1).max(64).optional().describe('Requests in flight to the host at once (politeness.maxPerHost for this host; above 1 only while the host asks for no wait between requests).'),
   maxDepth: z.number().int().min(0).optional().describe('Links to the host deeper than this many hops from a seed are not followed.'),
   userAgent: z
     .string()

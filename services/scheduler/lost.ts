@@ -5,6 +5,7 @@
  */
 import type { ProcessorContext } from '../runtime/index.ts';
 import { rulesForFetchResult, toJSON } from './robots/index.ts';
+import { takeInFlight } from './state.ts';
 import type { HostState } from './state.ts';
 import { emitRequest } from './dispatch.ts';
 import { releaseIp, schedule, trackParked } from './partition.ts';
@@ -18,13 +19,13 @@ function intervalFor(p: Partition, state: HostState): number {
 export async function sweepLost(p: Partition, ctx: ProcessorContext): Promise<number> {
   const now = ctx.now();
   let changed = 0;
-  for (const [host, deadline] of p.deadlines) {
-    if (deadline > now) continue;
+  for (const [requestId, { host, at }] of p.deadlines) {
+    if (at > now) continue;
+    p.deadlines.delete(requestId);
     const state = (await p.hosts.get(host)) as HostState | undefined;
-    p.deadlines.delete(host);
-    if (!state?.inflight) continue;
-    const lost = state.inflight;
-    releaseIp(p, host);
+    const lost = state ? takeInFlight(state, requestId) : undefined;
+    if (!state || !lost) continue;
+    releaseIp(p, requestId);
     changed++;
     if (lost.attempt < p.options.maxAttempts) {
       ctx.logger.warn({ host, url: lost.url, attempt: lost.attempt }, 'request lost; re-issuing');
@@ -34,7 +35,6 @@ export async function sweepLost(p: Partition, ctx: ProcessorContext): Promise<nu
     }
     ctx.logger.warn({ host, url: lost.url }, 'request lost too often; giving up the URL');
     p.stats.lost++;
-    state.inflight = undefined;
     state.nextAt = now + intervalFor(p, state);
     if (lost.kind === 'page') {
       const u = await p.urls.get(lost.url);

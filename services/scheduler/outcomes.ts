@@ -1,6 +1,6 @@
 /**
- * Outcomes: the fetcher's answer to a request, back through `links`. It ends the host's request in
- * flight, applies robots.txt or the page's result (retries, site page counts, template verdicts,
+ * Outcomes: the fetcher's answer to a request, back through `links`. It ends that request of the
+ * host's requests in flight, applies robots.txt or the page's result (retries, site page counts, template verdicts,
  * validators, change tracking, a same-host redirect target marked known), and lets the politeness
  * policy decide when the host may be asked again. Duplicates and answers to re-issued requests are
  * counted and dropped.
@@ -8,7 +8,7 @@
 import type { ProcessorContext } from '../runtime/index.ts';
 import type { OutcomeLink } from '../../schemas/index.ts';
 import { forAgent, fromJSON, rulesForFetchResult, toJSON } from './robots/index.ts';
-import { countAtDepth, encodeOutLinks, outLinksKey, packMd5, queueKey, roundScore } from './state.ts';
+import { countAtDepth, encodeOutLinks, outLinksKey, packMd5, queueKey, roundScore, takeInFlight } from './state.ts';
 import type { HostState, UrlState } from './state.ts';
 import { hammingDistance } from '../common/fingerprint.ts';
 import { hostKey, siteOf } from '../common/url.ts';
@@ -27,17 +27,16 @@ export async function onOutcome(p: Partition, outcome: OutcomeLink, ctx: Process
   const host = hostKey(outcome.url);
   const state = (await p.hosts.get(host)) as HostState | undefined;
   const now = ctx.now();
-  if (!state?.inflight || state.inflight.requestId !== outcome.requestId) {
+  const inflight = state ? takeInFlight(state, outcome.requestId) : undefined;
+  if (!state || !inflight) {
     // A duplicate (at-least-once fetcher) or an answer to a request already re-issued.
     if (outcome.reason !== 'robots') p.stats.duplicateFetches++;
     return;
   }
-  const inflight = state.inflight;
-  state.inflight = undefined;
-  releaseIp(p, host);
+  releaseIp(p, inflight.requestId);
   // Only the address that answered for this host: a redirected robots.txt may name another host's.
   if (ipBelongsToHost(host, outcome)) state.ip = outcome.serverIp;
-  p.deadlines.delete(host);
+  p.deadlines.delete(inflight.requestId);
   if (inflight.kind === 'address') {
     // Only the name was resolved: nothing was asked of the server, so no interval runs.
     state.ia = now;

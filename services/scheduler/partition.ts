@@ -13,7 +13,7 @@ import type { QueueCache } from './queue-cache.ts';
 import type { TemplateLedger } from './templates.ts';
 import type { SiteLedger } from './site-cap.ts';
 import type { HostState, PartitionStats, UrlState } from './state.ts';
-import { REVISIT_PREFIX, STATS_KEY, revisitKey } from './state.ts';
+import { REVISIT_PREFIX, STATS_KEY, inFlightCount, revisitKey } from './state.ts';
 import type { CrawlProgress } from './progress.ts';
 import type { PolitenessConfig } from './politeness/index.ts';
 import { siteCapKey, underPageCap } from './politeness/index.ts';
@@ -56,8 +56,8 @@ export interface Partition {
   readonly heap: ReadyHeap;
   /** host → time it is scheduled in the heap (older heap entries are stale). */
   readonly scheduled: Map<string, number>;
-  /** host → time its in-flight request is considered lost. */
-  readonly deadlines: Map<string, number>;
+  /** request id → its host and the time the request is considered lost (one entry per request in flight). */
+  readonly deadlines: Map<string, { host: string; at: number }>;
   /** host → robots.txt matcher for the agent it was built for */
   readonly matchers: Map<string, { agent: string; matcher: AgentMatcher }>;
   queuedTotal: number;
@@ -69,8 +69,8 @@ export interface Partition {
   readonly budget: FetchBudget | undefined;
   readonly board: HostLoadBoard;
   readonly ipSlots: IpSlots;
-  /** host → id of its request counted in ipSlots */
-  readonly ipCounted: Map<string, string>;
+  /** ids of this partition's requests counted in ipSlots */
+  readonly ipCounted: Set<string>;
   /**
    * Every long-term queue key below this one has been swept. The sweep starts here rather than at
    * the start of the index: the entries it deleted stay behind in RocksDB as tombstones until
@@ -111,18 +111,26 @@ export function schedule(p: Partition, host: string, at: number): void {
   p.heap.push(at, host);
 }
 
-/** The host's request in flight holds a slot of its IP (per-IP cap, ip-slots.ts). */
-export function countIp(p: Partition, host: string, inflight: { requestId: string; ip?: string }): void {
+/** A request in flight holds a slot of its IP (per-IP cap, ip-slots.ts). */
+export function countIp(p: Partition, inflight: { requestId: string; ip?: string }): void {
   if (inflight.ip === undefined) return;
   p.ipSlots.started(inflight.requestId, inflight.ip);
-  p.ipCounted.set(host, inflight.requestId);
+  p.ipCounted.add(inflight.requestId);
 }
 
-export function releaseIp(p: Partition, host: string): void {
-  const requestId = p.ipCounted.get(host);
-  if (requestId === undefined) return;
-  p.ipCounted.delete(host);
-  p.ipSlots.finished(requestId);
+/** The request ended (answered, re-issued or given up): its IP slot frees. */
+export function releaseIp(p: Partition, requestId: string): void {
+  if (p.ipCounted.delete(requestId)) p.ipSlots.finished(requestId);
+}
+
+/** The host's request limit: politeness.maxPerHost, or its host rule's. */
+export function maxPerHostFor(p: Partition, host: string): number {
+  return ruleFor(p, host)?.maxPerHost ?? p.politeness.maxPerHost;
+}
+
+/** The host may be asked for another request now (dispatchHost decides which, and whether). */
+export function hasRoom(p: Partition, host: string, state: HostState): boolean {
+  return state.inflight === undefined || inFlightCount(state) < maxPerHostFor(p, host);
 }
 
 /** The host's state, or a fresh one (counted as a new host) for the first URL of a host. */

@@ -21,7 +21,7 @@ import { linksOf } from '../common/link-bundles.ts';
 import type { SchedulerOptions } from './options.ts';
 import { ReadyHeap } from './ready-heap.ts';
 import { QueueCache } from './queue-cache.ts';
-import { SCOPE_PREFIX, STATS_KEY, emptyStats, queueOrder } from './state.ts';
+import { SCOPE_PREFIX, STATS_KEY, emptyStats, inFlightOf, queueOrder } from './state.ts';
 import { CrawlScope, compileUrlFilter } from './scope.ts';
 import type { HostRulesSource } from './host-rules.ts';
 import { DEFAULT_REVISIT_OPTIONS } from '../revisit/estimator.ts';
@@ -33,7 +33,7 @@ import type { CrawlProgress } from './progress.ts';
 import { politenessFromSchedulerOptions, siteCapKey } from './politeness/index.ts';
 import { HostLoadBoard } from './load-metrics.ts';
 import { IpSlots } from './ip-slots.ts';
-import { INITIAL_REVISIT_FLOOR, countIp, countParked, report, saveStats, schedule, trackParked } from './partition.ts';
+import { INITIAL_REVISIT_FLOOR, countIp, countParked, hasRoom, report, saveStats, schedule, trackParked } from './partition.ts';
 import type { FetchBudget, Partition } from './partition.ts';
 import { forwardToCanonical, forwardToCanonicalInMemory, onLink, onLinkInMemory, onSeed, passOn, stripTrackingParams } from './discovery.ts';
 import { dispatch } from './dispatch.ts';
@@ -59,7 +59,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   private readonly board = new HostLoadBoard();
   private readonly ipSlots: IpSlots;
   /** host → id of its request counted in ipSlots */
-  private readonly ipCounted = new Map<string, string>();
+  private readonly ipCounted = new Set<string>();
 
   constructor(
     readonly partition: number,
@@ -119,10 +119,11 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       p.queuedTotal += state.queued;
       trackParked(p, host, state, now);
       p.board.load(state.pol?.L ?? 0, state.ov !== undefined);
-      if (state.inflight) {
-        p.deadlines.set(host, state.inflight.issuedAt + options.requestTimeoutMs);
-        countIp(p, host, state.inflight);
-      } else if (state.queued > 0) schedule(p, host, state.nextAt);
+      for (const inflight of inFlightOf(state)) {
+        p.deadlines.set(inflight.requestId, { host, at: inflight.issuedAt + options.requestTimeoutMs });
+        countIp(p, inflight);
+      }
+      if (state.queued > 0 && hasRoom(p, host, state)) schedule(p, host, state.nextAt);
     }
     report(p);
     this.extras.loadBoards?.set(this.partition, this.board);
@@ -133,7 +134,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
 
   close(): void {
     // The partition moves on: its requests in flight no longer hold this process's IP slots.
-    for (const requestId of this.ipCounted.values()) this.ipSlots.finished(requestId);
+    for (const requestId of this.ipCounted) this.ipSlots.finished(requestId);
     this.ipCounted.clear();
     if (this.extras.loadBoards?.get(this.partition) === this.board) this.extras.loadBoards.delete(this.partition);
   }

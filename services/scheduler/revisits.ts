@@ -13,7 +13,7 @@ import { alphaFromScore, selectionProbability } from '../revisit/selection.ts';
 import { hammingDistance } from '../common/fingerprint.ts';
 import { hostKey } from '../common/url.ts';
 import { applyRemedy, changePageInterval, emptyPoliteness, hostInterval, remedyFor } from './politeness/index.ts';
-import { fileRevisit, hostState, saveStats, schedule } from './partition.ts';
+import { fileRevisit, hasRoom, hostState, saveStats, schedule } from './partition.ts';
 import type { Partition } from './partition.ts';
 import { changeFreqMs } from './source-schedule.ts';
 
@@ -67,7 +67,7 @@ export async function sweepRevisits(p: Partition, ctx: ProcessorContext): Promis
     state.queued++;
     p.queuedTotal++;
     p.hosts.put(host, state);
-    if (!state.inflight) schedule(p, host, Math.max(state.nextAt, now));
+    if (hasRoom(p, host, state)) schedule(p, host, Math.max(state.nextAt, now));
   }
   if (due.length > 0) saveStats(p);
 }

@@ -85,7 +85,10 @@ export interface HostState {
   fetched: number;
   /** earliest time the next request may start */
   nextAt: number;
+  /** the host's request in flight (the oldest one when politeness.maxPerHost lets several overlap) */
   inflight?: InFlight;
+  /** the other requests in flight, in the order they were sent (only with politeness.maxPerHost > 1) */
+  more?: InFlight[];
   /** serialised robots rules (robots/serialize) */
   robots?: string;
   /** when robots.txt must be fetched again */
@@ -114,6 +117,36 @@ export interface HostState {
   ov?: { a: number; k: OverloadRemedy; f: number; d: number };
   /** the host's sitemaps were registered as sources (after its first robots.txt) */
   sm?: 1;
+}
+
+/** Every request in flight to the host, oldest first. */
+export function inFlightOf(state: Pick<HostState, 'inflight' | 'more'>): InFlight[] {
+  if (state.inflight === undefined) return [];
+  return state.more === undefined ? [state.inflight] : [state.inflight, ...state.more];
+}
+
+/** Number of requests in flight to the host. */
+export function inFlightCount(state: Pick<HostState, 'inflight' | 'more'>): number {
+  return state.inflight === undefined ? 0 : 1 + (state.more?.length ?? 0);
+}
+
+/** Records a request sent to the host. */
+export function addInFlight(state: HostState, request: InFlight): void {
+  if (state.inflight === undefined) state.inflight = request;
+  else state.more = [...(state.more ?? []), request];
+}
+
+/** Ends the host's request `requestId` and returns it; undefined when it is not in flight (a duplicate or stale answer). */
+export function takeInFlight(state: HostState, requestId: string): InFlight | undefined {
+  const all = inFlightOf(state);
+  const i = all.findIndex((r) => r.requestId === requestId);
+  if (i < 0) return undefined;
+  const [taken] = all.splice(i, 1);
+  state.inflight = all[0];
+  if (all.length > 1) state.more = all.slice(1);
+  else delete state.more;
+  if (state.inflight === undefined) delete state.inflight;
+  return taken;
 }
 
 /** The URL's estimator state, if it has one. */

@@ -77,7 +77,7 @@ describe('host rules in the scheduler', () => {
       }
       return seen;
     };
-    return { driver, progress, send, run };
+    return { driver, progress, send, answer, run };
   }
 
   it('block: nothing at all is asked of the host, robots.txt included; lifting it lets links in again', async () => {
@@ -105,6 +105,27 @@ describe('host rules in the scheduler', () => {
     const after = await s.run(1000);
     assert.deepEqual(after, []);
     assert.equal(s.progress.totals().queued, 0, 'its queue was given up');
+    await s.driver.close();
+  });
+
+  it('maxPerHost: a host rule lets one host have several requests in flight, the others keep one', async () => {
+    const rules = new Swappable();
+    rules.set({ 'wide.test': { maxPerHost: 3 } });
+    const s = await open(rules);
+    await s.send([seed('http://wide.test/'), seed('http://narrow.test/')]);
+    await s.send(['wide', 'narrow'].flatMap((h) => [1, 2, 3, 4].map((i) => link(`http://${h}.test/${i}`, `http://${h}.test/`))));
+    // robots.txt of both hosts answered; the pages left unanswered.
+    const pages: FrontierRecord[] = [];
+    for (let t = 0; t < 100; t += 10) {
+      for (const { value } of s.driver.readOutput('frontier')) {
+        if (value.reason === 'robots') await s.answer(value);
+        else pages.push(value);
+      }
+      await s.driver.advanceTime(10);
+    }
+    const out = pages.map((r) => new URL(r.url).hostname);
+    assert.equal(out.filter((h) => h === 'wide.test').length, 3);
+    assert.equal(out.filter((h) => h === 'narrow.test').length, 1);
     await s.driver.close();
   });
 

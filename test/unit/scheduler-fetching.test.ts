@@ -269,6 +269,142 @@ describe('scheduler on the test driver: one per-IP cap', () => {
   });
 });
 
+describe('scheduler on the test driver: several requests per host (politeness.maxPerHost)', () => {
+  const fast = (extra: Partial<OutcomeLink> = {}): Partial<OutcomeLink> => ({ fetch: { totalMs: 5, bytes: 50_000 }, serverIp: '10.0.0.1', ...extra });
+  const home = 'http://a.test/';
+  const pages = (n: number) => Array.from({ length: n }, (_, i) => link(`http://a.test/p${i}`, home));
+
+  it('keeps up to maxPerHost pages in flight while the host asks for no wait; robots.txt goes alone', async () => {
+    const h = await openSchedulerDriver({ minIntervalMs: 0, robotsRecheckMs: 60_000, politeness: { kFactor: 0, maxPerHost: 3, maxPerIp: 8 } });
+    const hosts = h.driver.store<HostState>('hosts');
+    await h.send(seed(home));
+    const [robots] = h.nextRequests(1);
+    assert.equal(robots!.reason, 'robots');
+    await h.answer(robots!, fast());
+    const [first] = h.nextRequests(1);
+    await h.send(pages(6));
+    // The first page is out: two more go alongside it, and no fourth.
+    const more = h.nextRequests(2);
+    assert.equal(new Set([first!.url, ...more.map((r) => r.url)]).size, 3);
+    await h.advance(500);
+    h.assertNoRequest();
+    const state = (await hosts.get('a.test'))!;
+    assert.deepEqual([state.inflight?.requestId, ...(state.more ?? []).map((r) => r.requestId)], [first!.requestId, ...more.map((r) => r.requestId)]);
+    assert.equal(h.progress.totals().inflight, 3);
+    // An answer to the middle one frees its place: exactly one more request.
+    await h.answer(more[0]!, fast());
+    const [fourth] = h.nextRequests(1);
+    await h.advance(100);
+    h.assertNoRequest();
+    // A duplicate answer changes nothing.
+    await h.answer(more[0]!, fast());
+    assert.equal(h.progress.totals().duplicateFetches, 1);
+    h.assertNoRequest();
+    // robots.txt falls due: it waits until every page in flight has answered, then goes alone.
+    await h.advance(60_000);
+    h.assertNoRequest();
+    await h.answer(first!, fast());
+    await h.answer(more[1]!, fast());
+    await h.advance(20);
+    h.assertNoRequest();
+    await h.answer(fourth!, fast());
+    await h.advance(20);
+    const [again] = h.nextRequests(1);
+    assert.equal(again!.reason, 'robots');
+    await h.advance(100);
+    h.assertNoRequest();
+    await h.answer(again!, fast());
+    await h.advance(20);
+    assert.equal(h.nextRequests(3).length, 3, 'the three pages left, side by side');
+    assert.equal(h.progress.totals().pagesFetched, 4);
+    await h.stop();
+  });
+
+  it('asks a host one request at a time while it asks for a wait: an interval, k × e, a failure; the per-IP cap still holds', async () => {
+    // A minimum interval: one at a time, whatever maxPerHost says.
+    let h = await openSchedulerDriver({ minIntervalMs: 200, politeness: { kFactor: 0, maxPerHost: 4, maxPerIp: 8 } });
+    await h.send(seed(home));
+    await h.answer(h.nextRequests(1)[0]!, fast());
+    await h.advance(200);
+    const [a] = h.nextRequests(1);
+    await h.send(pages(4));
+    await h.advance(1000);
+    h.assertNoRequest();
+    await h.answer(a!, fast());
+    await h.advance(210);
+    h.nextRequests(1);
+    await h.stop();
+
+    // No interval, k × e on: the last download time sets a wait, so one at a time.
+    h = await openSchedulerDriver({ minIntervalMs: 0, politeness: { kFactor: 10, maxPerHost: 4, maxPerIp: 8 } });
+    await h.send(seed(home));
+    await h.answer(h.nextRequests(1)[0]!, fast());
+    await h.advance(100);
+    const [b] = h.nextRequests(1);
+    await h.send(pages(4));
+    await h.advance(40);
+    h.assertNoRequest();
+    await h.stop();
+
+    // No wait at all, then a server error: the back-off stops the overlap until a success.
+    h = await openSchedulerDriver({ minIntervalMs: 0, politeness: { kFactor: 0, maxPerHost: 4, maxPerIp: 8, backoffBaseMs: 1000 } });
+    await h.send(seed(home));
+    await h.answer(h.nextRequests(1)[0]!, fast());
+    const [c] = h.nextRequests(1);
+    await h.send(pages(8));
+    const overlapping = h.nextRequests(3);
+    await h.answer(c!, fast({ status: 503, result: 'server-error', md5: undefined }));
+    await h.advance(999);
+    h.assertNoRequest();
+    await h.answer(overlapping[0]!, fast({ status: 503, result: 'server-error', md5: undefined }));
+    await h.answer(overlapping[1]!, fast());
+    await h.answer(overlapping[2]!, fast());
+    await h.advance(3000);
+    // The last answers were successes: the failure streak is over and the host overlaps again.
+    assert.equal(h.requests().length, 4);
+    await h.stop();
+
+    // Four allowed per host, two per IP: the IP's cap wins.
+    h = await openSchedulerDriver({ minIntervalMs: 0, politeness: { kFactor: 0, maxPerHost: 4, maxPerIp: 2, ipBusyRetryMs: 60_000 } });
+    await h.send(seed(home));
+    await h.answer(h.nextRequests(1)[0]!, fast());
+    const [d] = h.nextRequests(1);
+    await h.send(pages(4));
+    const [e] = h.nextRequests(1);
+    await h.advance(1000);
+    h.assertNoRequest();
+    await h.answer(d!, fast());
+    h.nextRequests(1);
+    await h.answer(e!, fast());
+    h.nextRequests(1);
+    await h.stop();
+    void b;
+  });
+
+  it('a lost request among several is re-issued on its own', async () => {
+    const h = await openSchedulerDriver({ minIntervalMs: 0, requestTimeoutMs: 5000, maxAttempts: 2, politeness: { kFactor: 0, maxPerHost: 2, maxPerIp: 8 } });
+    await h.send(seed(home));
+    await h.answer(h.nextRequests(1)[0]!, fast());
+    const [first] = h.nextRequests(1);
+    await h.send(pages(4));
+    const [second] = h.nextRequests(1);
+    await h.advance(2000);
+    await h.answer(second!, fast());
+    const [third] = h.nextRequests(1);
+    // The first request times out: re-issued with attempt 2; the third is still in flight.
+    await h.advance(3001);
+    const [retry] = h.nextRequests(1);
+    assert.equal(retry!.url, first!.url);
+    assert.equal(retry!.attempt, 2);
+    assert.equal(h.progress.totals().inflight, 2);
+    await h.answer(third!, fast());
+    await h.answer(retry!, fast());
+    await h.advance(20);
+    h.nextRequests(2);
+    await h.stop();
+  });
+});
+
 describe('redirect rules', () => {
   it('queue redirect targets ahead of any linked URL of their host', () => {
     assert.ok(queueKey('h', queueScore(0, [{ url: 'http://h/', status: 301 }]), 9) < queueKey('h', 1e6, 1));

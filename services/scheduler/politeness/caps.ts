@@ -3,6 +3,9 @@
  * dynamic (CGI/query) pages counted separately from depth, and concurrent requests per IP.
  */
 import type { PolitenessConfig } from './config.ts';
+import { hostInterval } from './interval.ts';
+import type { PolitenessContext } from './interval.ts';
+import type { PolitenessState } from './state.ts';
 
 /**
  * The site may still get new pages: fewer than maxPagesPerSite distinct pages (new URLs fetched)
@@ -57,4 +60,16 @@ export function ipFinished(inflightByIp: Map<string, number>, ip: string | undef
   const left = (inflightByIp.get(ip) ?? 0) - 1;
   if (left > 0) inflightByIp.set(ip, left);
   else inflightByIp.delete(ip);
+}
+
+/**
+ * One more request may overlap the `inFlight` ones already sent to a host: fewer than `maxPerHost`
+ * are out, and the host's interval is 0 with no failure streak. A host that asks for any wait
+ * between requests (minimum interval, crawl-delay, k × e, the dynamic formula, a back-off) is
+ * asked one request at a time, whatever `maxPerHost` says.
+ */
+export function mayOverlap(inFlight: number, maxPerHost: number, state: PolitenessState, config: PolitenessConfig, ctx: PolitenessContext = {}): boolean {
+  if (inFlight === 0) return true;
+  if (inFlight >= maxPerHost) return false;
+  return state.f === 0 && hostInterval(state, config, ctx).ms === 0;
 }

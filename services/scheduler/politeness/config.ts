@@ -65,6 +65,12 @@ export const politenessConfigSchema = z.strictObject({
   maxDepth: z.number().int().min(0).default(15).describe('Hops from the nearest seed beyond which links are not followed.'),
   maxCgiHops: z.number().int().min(0).default(10).describe('Hops out of dynamic pages a link may be followed.'),
   maxPerIp: z.number().int().min(1).default(2).describe('Concurrent requests to one IP address across all its hosts.'),
+  maxPerHost: z
+    .number()
+    .int()
+    .min(1)
+    .default(1)
+    .describe('Requests in flight to one host at once. Above 1 only while the host asks for no wait between requests (its interval is 0: no minimum interval, crawl-delay, k × e or dynamic delay, no failures); the per-IP cap still applies.'),
   ipBusyRetryMs: ms(SECOND).describe('When an IP is at its cap, look at the host again after this long.'),
 });
 

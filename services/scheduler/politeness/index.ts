@@ -10,7 +10,7 @@ export { dynamicIntervalMs, kFor, kTimesEMs, hostInterval } from './interval.ts'
 export type { PolitenessContext, HostInterval, IntervalRule } from './interval.ts';
 export { afterOutcome, beforeRequest, isHostFailure, backoffMs, parkMs } from './policy.ts';
 export type { PolitenessOutcome, AfterOutcome, BeforeRequest, NextReason, WaitReason, IpContext } from './policy.ts';
-export { underPageCap, siteCapKey, withinDepth, withinCgiHops, linkCapExceeded, mayStartOnIp, ipStarted, ipFinished } from './caps.ts';
+export { underPageCap, siteCapKey, withinDepth, withinCgiHops, linkCapExceeded, mayStartOnIp, mayOverlap, ipStarted, ipFinished } from './caps.ts';
 export { changePageInterval, loadIndex, loadReport, topByLoad } from './load.ts';
 export type { LoadRow } from './load.ts';
 export { remedyFor, applyRemedy, histogramChange, intervalBin } from './remedy.ts';
