@@ -4,7 +4,8 @@
  * and `meguri crawl` (embedded log; and on Kafka when a broker is given), one after the other, each
  * in its own process. The web runs in a third process: 200 hosts × 500 pages of 20 KB with about 40
  * links each, every host on its own loopback address (127.0.0.2 …) so the per-IP cap does not stand
- * in for the per-host loop, no politeness delay, 5 seeds, 20,000 pages per crawler. Names resolve
+ * in for the per-host loop, no politeness delay, 5 seeds, 20,000 pages per crawler. With politeness
+ * off meguri lets a host have two requests in flight (politeness.maxPerHost, --max-per-host). Names resolve
  * through a static map only: nothing leaves the machine.
  *
  * Prints pages/s (crawl time, after start-up), CPU ms per page and peak RSS of the whole process
@@ -14,7 +15,8 @@
  * reached.
  *
  *   npm run bench:vs-peer -- [--hosts 200] [--pages 500] [--max-pages 20000] [--seeds 5] [--links 38]
- *     [--bytes 20000] [--kafka host:port] [--only peer,embedded,kafka] [--parser-workers N] [--json]
+ *     [--bytes 20000] [--kafka host:port] [--only peer,embedded,kafka] [--parser-workers N]
+ *     [--max-per-host 2] [--json]
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -39,6 +41,8 @@ const { values } = parseArgs({
     kafka: { type: 'string', default: '' },
     only: { type: 'string', default: '' },
     'parser-workers': { type: 'string' },
+    // Requests in flight per host (politeness.maxPerHost): the peer has no per-host limit at all.
+    'max-per-host': { type: 'string', default: '2' },
     partitions: { type: 'string', default: '4' },
     json: { type: 'boolean', default: false },
   },
@@ -168,8 +172,9 @@ async function meguri(web: Awaited<ReturnType<typeof startWeb>>, kind: 'embedded
   const cpu0 = cpuSecondsOf(web.pid);
   const dir = mkdtempSync(join(tmpdir(), 'meguri-vs-peer-data-'));
   const config = join(dir, 'scheduler.json');
-  // No politeness delay at all: interval 0, no k × download time, no suspend windows.
-  writeFileSync(config, JSON.stringify({ minIntervalMs: 0, politeness: { kFactor: 0, suspendEnabled: false } }));
+  // No politeness delay at all: interval 0, no k × download time, no suspend windows; a host may
+  // have --max-per-host requests in flight (they queue on its one connection in the fetcher).
+  writeFileSync(config, JSON.stringify({ minIntervalMs: 0, politeness: { kFactor: 0, suspendEnabled: false, maxPerHost: Number(values['max-per-host']) } }));
   const args = [join(root, 'bin/meguri.js'), 'crawl', ...web.seeds, '--data', join(dir, 'data'), '--max-pages', String(maxPages), '--min-interval', '0', '--scheduler-config', config];
   args.push('--dns', 'static', ...Object.entries(web.resolve).flatMap(([name, ip]) => ['--resolve', `${name}=${ip}`]), '--no-progress', '--partitions', values.partitions);
   if (values['parser-workers'] !== undefined) args.push('--parser-workers', values['parser-workers']);
