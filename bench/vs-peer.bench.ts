@@ -5,7 +5,8 @@
  * in its own process. The web runs in a third process: 200 hosts × 500 pages of 20 KB with about 40
  * links each, every host on its own loopback address (127.0.0.2 …) so the per-IP cap does not stand
  * in for the per-host loop, no politeness delay, 5 seeds, 20,000 pages per crawler. With politeness
- * off meguri lets a host have two requests in flight (politeness.maxPerHost, --max-per-host). Names resolve
+ * off meguri lets a host have four requests in flight (politeness.maxPerHost and maxPerIp, set by
+ * --max-per-host; they queue on the host's one connection in the fetcher). Names resolve
  * through a static map only: nothing leaves the machine.
  *
  * Prints pages/s (crawl time, after start-up), CPU ms per page and peak RSS of the whole process
@@ -16,7 +17,7 @@
  *
  *   npm run bench:vs-peer -- [--hosts 200] [--pages 500] [--max-pages 20000] [--seeds 5] [--links 38]
  *     [--bytes 20000] [--kafka host:port] [--only peer,embedded,kafka] [--parser-workers N]
- *     [--max-per-host 2] [--json]
+ *     [--max-per-host 4] [--max-per-ip N, default max(2, --max-per-host)] [--json]
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -41,8 +42,10 @@ const { values } = parseArgs({
     kafka: { type: 'string', default: '' },
     only: { type: 'string', default: '' },
     'parser-workers': { type: 'string' },
-    // Requests in flight per host (politeness.maxPerHost): the peer has no per-host limit at all.
-    'max-per-host': { type: 'string', default: '2' },
+    // Requests in flight per host (politeness.maxPerHost) and per IP (each host has its own here,
+    // so the per-IP cap would otherwise hold a host at 2): the peer has no such limits at all.
+    'max-per-host': { type: 'string', default: '4' },
+    'max-per-ip': { type: 'string' },
     partitions: { type: 'string', default: '4' },
     json: { type: 'boolean', default: false },
   },
@@ -174,7 +177,9 @@ async function meguri(web: Awaited<ReturnType<typeof startWeb>>, kind: 'embedded
   const config = join(dir, 'scheduler.json');
   // No politeness delay at all: interval 0, no k × download time, no suspend windows; a host may
   // have --max-per-host requests in flight (they queue on its one connection in the fetcher).
-  writeFileSync(config, JSON.stringify({ minIntervalMs: 0, politeness: { kFactor: 0, suspendEnabled: false, maxPerHost: Number(values['max-per-host']) } }));
+  const maxPerHost = Number(values['max-per-host']);
+  const maxPerIp = Number(values['max-per-ip'] ?? Math.max(2, maxPerHost));
+  writeFileSync(config, JSON.stringify({ minIntervalMs: 0, politeness: { kFactor: 0, suspendEnabled: false, maxPerHost, maxPerIp } }));
   const args = [join(root, 'bin/meguri.js'), 'crawl', ...web.seeds, '--data', join(dir, 'data'), '--max-pages', String(maxPages), '--min-interval', '0', '--scheduler-config', config];
   args.push('--dns', 'static', ...Object.entries(web.resolve).flatMap(([name, ip]) => ['--resolve', `${name}=${ip}`]), '--no-progress', '--partitions', values.partitions);
   if (values['parser-workers'] !== undefined) args.push('--parser-workers', values['parser-workers']);
