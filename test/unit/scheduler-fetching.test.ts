@@ -273,6 +273,13 @@ describe('scheduler on the test driver: several requests per host (politeness.ma
   const fast = (extra: Partial<OutcomeLink> = {}): Partial<OutcomeLink> => ({ fetch: { totalMs: 5, bytes: 50_000 }, serverIp: '10.0.0.1', ...extra });
   const home = 'http://a.test/';
   const pages = (n: number) => Array.from({ length: n }, (_, i) => link(`http://a.test/p${i}`, home));
+  /** A scheduler with `options` whose host a.test has answered its robots.txt. */
+  const pastRobots = async (options: SchedulerOptionsInput): Promise<SchedulerDriver> => {
+    const h = await openSchedulerDriver(options);
+    await h.send(seed(home));
+    await h.answer(h.nextRequests(1)[0]!, fast());
+    return h;
+  };
 
   it('keeps up to maxPerHost pages in flight while the host asks for no wait; robots.txt goes alone', async () => {
     const h = await openSchedulerDriver({ minIntervalMs: 0, robotsRecheckMs: 60_000, politeness: { kFactor: 0, maxPerHost: 3, maxPerIp: 8 } });
@@ -322,9 +329,7 @@ describe('scheduler on the test driver: several requests per host (politeness.ma
 
   it('asks a host one request at a time while it asks for a wait: an interval, k × e, a failure; the per-IP cap still holds', async () => {
     // A minimum interval: one at a time, whatever maxPerHost says.
-    let h = await openSchedulerDriver({ minIntervalMs: 200, politeness: { kFactor: 0, maxPerHost: 4, maxPerIp: 8 } });
-    await h.send(seed(home));
-    await h.answer(h.nextRequests(1)[0]!, fast());
+    let h = await pastRobots({ minIntervalMs: 200, politeness: { kFactor: 0, maxPerHost: 4, maxPerIp: 8 } });
     await h.advance(200);
     const [a] = h.nextRequests(1);
     await h.send(pages(4));
@@ -336,9 +341,7 @@ describe('scheduler on the test driver: several requests per host (politeness.ma
     await h.stop();
 
     // No interval, k × e on: the last download time sets a wait, so one at a time.
-    h = await openSchedulerDriver({ minIntervalMs: 0, politeness: { kFactor: 10, maxPerHost: 4, maxPerIp: 8 } });
-    await h.send(seed(home));
-    await h.answer(h.nextRequests(1)[0]!, fast());
+    h = await pastRobots({ minIntervalMs: 0, politeness: { kFactor: 10, maxPerHost: 4, maxPerIp: 8 } });
     await h.advance(100);
     h.nextRequests(1);
     await h.send(pages(4));
@@ -347,9 +350,7 @@ describe('scheduler on the test driver: several requests per host (politeness.ma
     await h.stop();
 
     // No wait at all, then a server error: the back-off stops the overlap until a success.
-    h = await openSchedulerDriver({ minIntervalMs: 0, politeness: { kFactor: 0, maxPerHost: 4, maxPerIp: 8, backoffBaseMs: 1000 } });
-    await h.send(seed(home));
-    await h.answer(h.nextRequests(1)[0]!, fast());
+    h = await pastRobots({ minIntervalMs: 0, politeness: { kFactor: 0, maxPerHost: 4, maxPerIp: 8, backoffBaseMs: 1000 } });
     const [c] = h.nextRequests(1);
     await h.send(pages(8));
     const overlapping = h.nextRequests(3);
@@ -365,9 +366,7 @@ describe('scheduler on the test driver: several requests per host (politeness.ma
     await h.stop();
 
     // Four allowed per host, two per IP: the IP's cap wins.
-    h = await openSchedulerDriver({ minIntervalMs: 0, politeness: { kFactor: 0, maxPerHost: 4, maxPerIp: 2, ipBusyRetryMs: 60_000 } });
-    await h.send(seed(home));
-    await h.answer(h.nextRequests(1)[0]!, fast());
+    h = await pastRobots({ minIntervalMs: 0, politeness: { kFactor: 0, maxPerHost: 4, maxPerIp: 2, ipBusyRetryMs: 60_000 } });
     const [d] = h.nextRequests(1);
     await h.send(pages(4));
     const [e] = h.nextRequests(1);
@@ -381,9 +380,7 @@ describe('scheduler on the test driver: several requests per host (politeness.ma
   });
 
   it('a lost request among several is re-issued on its own', async () => {
-    const h = await openSchedulerDriver({ minIntervalMs: 0, requestTimeoutMs: 5000, maxAttempts: 2, politeness: { kFactor: 0, maxPerHost: 2, maxPerIp: 8 } });
-    await h.send(seed(home));
-    await h.answer(h.nextRequests(1)[0]!, fast());
+    const h = await pastRobots({ minIntervalMs: 0, requestTimeoutMs: 5000, maxAttempts: 2, politeness: { kFactor: 0, maxPerHost: 2, maxPerIp: 8 } });
     const [first] = h.nextRequests(1);
     await h.send(pages(4));
     const [second] = h.nextRequests(1);
