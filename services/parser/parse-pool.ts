@@ -70,9 +70,14 @@ export class ParsePool {
     for (let i = 1; i < this.load.length; i++) if (this.load[i]! < this.load[best]!) best = i;
     const id = this.nextId++;
     this.load[best]!++;
+    // Structured cloning copies the whole ArrayBuffer behind a view, and a body read from Kafka is a
+    // view into the fetch response (megabytes): the body goes over as its own copy, transferred.
+    const body = page.body;
+    const own = body === undefined ? undefined : new Uint8Array(body);
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.workers[best]!.postMessage({ id, page, pointer });
+      if (own === undefined) this.workers[best]!.postMessage({ id, page, pointer });
+      else this.workers[best]!.postMessage({ id, page: { ...page, body: own }, pointer }, [own.buffer]);
     });
   }
 

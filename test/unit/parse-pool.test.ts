@@ -71,3 +71,22 @@ test('workers parse with the options the parser was given: the parameter strip l
     }
   }
 });
+
+test('a body that is a view into a larger buffer (a Kafka fetch response) reaches the worker on its own and stays usable', async () => {
+  const html = readFileSync(new URL('../fixtures/pages/article.html', import.meta.url));
+  const response = Buffer.alloc(html.length + 2 * 1024 * 1024, 0x20);
+  html.copy(response, 1024 * 1024);
+  const body = response.subarray(1024 * 1024, 1024 * 1024 + html.length);
+  const page = htmlPage('http://a.test/x.html', body, 1);
+  const pool = new ParsePool(1);
+  try {
+    const records = await pool.run(page);
+    assert.deepEqual(decoded(records), keyedRecords(page, pageToRecords(page)));
+    // Only a copy crossed over: the response the view points into is neither detached nor changed.
+    assert.equal(response.buffer.byteLength >= response.length, true);
+    assert.equal(response.length, html.length + 2 * 1024 * 1024);
+    assert.ok(page.body!.equals(html));
+  } finally {
+    await pool.close();
+  }
+});
