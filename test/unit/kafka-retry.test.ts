@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { retryWhileRetriable } from '../../services/runtime/kafka/kafka-transport.ts';
+import { createRequire } from 'node:module';
+import { isRoutineRetry, retryWhileRetriable } from '../../services/runtime/kafka/kafka-transport.ts';
 
 const retriable = (): Error => Object.assign(new Error('This server is not the leader for that topic-partition'), { retriable: true });
 
@@ -28,5 +29,24 @@ describe('retryWhileRetriable', () => {
     const t0 = Date.now();
     await assert.rejects(retryWhileRetriable(() => Promise.reject(retriable()), 300), /not the leader/);
     assert.ok(Date.now() - t0 < 2_000);
+  });
+});
+
+describe('isRoutineRetry (kafkajs ERROR entries logged at debug)', () => {
+  // The texts come from the installed kafkajs, so a kafkajs that words them differently fails here.
+  const { createErrorFromCode } = createRequire(import.meta.url)('kafkajs/src/protocol/error.js') as { createErrorFromCode: (code: number) => Error };
+  const concurrent = createErrorFromCode(51).message; // CONCURRENT_TRANSACTIONS
+  const loading = createErrorFromCode(14).message; // GROUP_LOAD_IN_PROGRESS
+
+  it('recognises the broker answers kafkajs retries in normal operation, as kafkajs logs them', () => {
+    assert.equal(isRoutineRetry({ message: 'Response AddPartitionsToTxn(key: 24, version: 1)', error: concurrent }), true);
+    assert.equal(isRoutineRetry({ message: `Failed to send messages: ${concurrent}` }), true);
+    assert.equal(isRoutineRetry({ message: 'Response FindCoordinator(key: 10, version: 2)', error: loading }), true);
+  });
+
+  it('keeps every other error an error', () => {
+    assert.equal(isRoutineRetry({ message: 'Response Produce(key: 0, version: 7)', error: createErrorFromCode(47).message }), false); // INVALID_PRODUCER_EPOCH
+    assert.equal(isRoutineRetry({ message: 'Connection error: connect ECONNREFUSED 127.0.0.1:9092' }), false);
+    assert.equal(isRoutineRetry({ message: 'Crash: KafkaJSNumberOfRetriesExceeded' }), false);
   });
 });

@@ -118,12 +118,31 @@ export async function retryWhileRetriable<T>(op: () => Promise<T>, budgetMs: num
 /** Idempotent producers retry without a count limit (kafkajs warns otherwise: a limit can break EOS). */
 const PRODUCER_RETRY = { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 5000 };
 
+/**
+ * Broker answers that are part of normal operation and that kafkajs retries by itself, yet logs at
+ * ERROR: a transaction's next request arriving while the previous one's markers are still being
+ * written (CONCURRENT_TRANSACTIONS, after most commits under load), and a coordinator that is still
+ * loading its log after a start. Their texts are kafkajs's (protocol/error.js). If the retries run
+ * out, the failure still reaches the caller, which reports it.
+ */
+const ROUTINE_RETRY_TEXTS = [
+  'The producer attempted to update a transaction while another concurrent operation on the same transaction was ongoing',
+  "The coordinator is loading and hence can't process requests",
+];
+
+/** A kafkajs ERROR entry that only says a routine retry is under way (it is logged at debug). */
+export function isRoutineRetry(log: { message?: string; error?: unknown }): boolean {
+  const text = `${typeof log.error === 'string' ? log.error : ''} ${log.message ?? ''}`;
+  return ROUTINE_RETRY_TEXTS.some((t) => text.includes(t));
+}
+
 function pinoLogCreator(logger: Logger): logCreator {
   return () =>
     ({ level, log }) => {
       const { message, ...extra } = log;
       const child = { component: 'kafkajs', ...extra };
-      if (level === KafkaLogLevel.ERROR) logger.error(child, message);
+      if (level === KafkaLogLevel.ERROR && isRoutineRetry(log)) logger.debug(child, message);
+      else if (level === KafkaLogLevel.ERROR) logger.error(child, message);
       else if (level === KafkaLogLevel.WARN) logger.warn(child, message);
       else if (level === KafkaLogLevel.INFO) logger.debug(child, message);
       else logger.trace(child, message);
