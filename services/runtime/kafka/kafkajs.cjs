@@ -1,10 +1,12 @@
 'use strict';
 /**
- * kafkajs 2.2.4 with a read_committed consumer that never delivers aborted records, and a producer
- * that groups a send's messages per partition in linear time.
+ * kafkajs 2.2.4 with a read_committed consumer that never delivers aborted records, a producer
+ * that groups a send's messages per partition in linear time, and a protocol encoder that does not
+ * zero-fill the buffers it writes over.
  *
- * kafkajs is no longer maintained, so its faulty filter (see read-committed.cjs) and its quadratic
- * grouping (group-messages.cjs) are replaced here, in the module cache, before kafkajs loads them: no install script is needed (it works with
+ * kafkajs is no longer maintained, so its faulty filter (see read-committed.cjs), its quadratic
+ * grouping (group-messages.cjs) and its encoder (compiled with unfilled buffers, unfilled-encoder.cjs)
+ * are replaced here, in the module cache, before kafkajs loads them: no install script is needed (it works with
  * `npm ci --ignore-scripts` and for anyone who installs meguri as a dependency). Every part of
  * meguri loads kafkajs through this module, and so should a subscriber written with kafkajs:
  * `import { Kafka } from 'meguri/kafkajs'`.
@@ -17,15 +19,19 @@ const Module = require('node:module');
 const path = require('node:path');
 const { filterAbortedMessages } = require('./read-committed.cjs');
 const groupMessagesPerPartition = require('./group-messages.cjs');
+const { compileEncoder, UnfilledBuffer } = require('./unfilled-encoder.cjs');
 
 const kafkajsDir = path.dirname(require.resolve('kafkajs/package.json'));
 const filterPath = path.join(kafkajsDir, 'src', 'consumer', 'filterAbortedMessages.js');
 const batchPath = path.join(kafkajsDir, 'src', 'consumer', 'batch.js');
 const groupPath = path.join(kafkajsDir, 'src', 'producer', 'groupMessagesPerPartition.js');
+const encoderPath = path.join(kafkajsDir, 'src', 'protocol', 'encoder.js');
+const Encoder = compileEncoder(encoderPath, UnfilledBuffer);
 // kafkajs modules replaced before kafkajs loads them, and the module that requires each.
 const replacements = [
   { file: filterPath, exports: filterAbortedMessages, user: batchPath },
   { file: groupPath, exports: groupMessagesPerPartition, user: path.join(kafkajsDir, 'src', 'producer', 'sendMessages.js') },
+  { file: encoderPath, exports: Encoder, user: path.join(kafkajsDir, 'src', 'protocol', 'request.js') },
 ];
 
 function installReplacements() {
@@ -70,6 +76,10 @@ function selfCheck() {
   }
   if (require(groupPath) !== groupMessagesPerPartition) {
     throw new Error(`meguri could not install its message grouping into kafkajs at ${kafkajsDir} (a different kafkajs version?)`);
+  }
+  const encoded = new Encoder().writeInt32(7).writeVarIntString('meguri').writeBytes(Buffer.from('ab')).buffer;
+  if (require(encoderPath) !== Encoder || encoded.toString('hex') !== '000000070c6d6567757269000000026162') {
+    throw new Error(`meguri could not install its protocol encoder into kafkajs at ${kafkajsDir} (a different kafkajs version?)`);
   }
 }
 
