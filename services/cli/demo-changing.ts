@@ -56,6 +56,8 @@ export interface ChangingDemoReport {
     changeIntervals: string;
     pagesWithBoilerplateOnlyChanges: number;
     pagesThatDisappeared: number;
+    /** Pages robots.txt keeps the crawler from: left out of both policies' figures. */
+    pagesDisallowedByRobots: number;
   };
   meguri: PolicyFigures;
   fixedInterval: PolicyFigures & { intervalHours: number };
@@ -110,8 +112,15 @@ export async function runChangingDemo(o: ChangingDemoOptions): Promise<ChangingD
     const truths: PageTruth[] = [];
     let boilerplateOnly = 0;
     let disappeared = 0;
+    let disallowed = 0;
     for (let h = 0; h < o.hosts; h++) {
       for (const url of web.pageUrls(h)) {
+        // A page robots.txt forbids is never fetched by the crawler, and the fixed-interval policy
+        // must not fetch it either: it is out of the comparison.
+        if (!web.isAllowed(url)) {
+          disallowed++;
+          continue;
+        }
         const state = web.stateAt(url, stoppedAt);
         if (state.boilerplateOnly) boilerplateOnly++;
         const changes = web
@@ -139,6 +148,7 @@ export async function runChangingDemo(o: ChangingDemoOptions): Promise<ChangingD
         changeIntervals: 'Poisson, mean interval log-uniform from 1 hour to 365 days per page',
         pagesWithBoilerplateOnlyChanges: boilerplateOnly,
         pagesThatDisappeared: disappeared,
+        pagesDisallowedByRobots: disallowed,
       },
       meguri: figures(meguri),
       fixedInterval: { ...figures(fixedFigures), intervalHours: Math.round((fixed.intervalMs / HOUR) * 100) / 100 },
@@ -167,7 +177,7 @@ export function changingDemoTable(r: ChangingDemoReport): string {
   const m = r.meguri;
   const f = r.fixedInterval;
   return [
-    `${r.simulatedWeb.simulatedHours} simulated hours, ${m.pages} pages (${r.simulatedWeb.pagesWithBoilerplateOnlyChanges} with boilerplate-only changes, ${r.simulatedWeb.pagesThatDisappeared} disappeared)`,
+    `${r.simulatedWeb.simulatedHours} simulated hours, ${m.pages} pages (${r.simulatedWeb.pagesWithBoilerplateOnlyChanges} with boilerplate-only changes, ${r.simulatedWeb.pagesThatDisappeared} disappeared; ${r.simulatedWeb.pagesDisallowedByRobots} more that robots.txt disallows left out)`,
     row('', 'meguri', `fixed ${f.intervalHours} h`),
     row('page fetches', String(m.fetches), String(f.fetches)),
     row('versions that existed', String(m.versionsExisted), String(f.versionsExisted)),
