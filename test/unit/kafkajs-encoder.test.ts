@@ -85,3 +85,9 @@ describe('kafkajs protocol encoder with unfilled buffers', () => {
     );
   });
 });
+
+describe('compileEncoder on a kafkajs whose encoder moved', () => {
+  it('fails with a message that names the file and the likely cause', () => {
+    assert.throws(() => unfilled.compileEncoder(path.join(kafkajsDir, 'src', 'protocol', 'no-such-encoder.js'), Buffer), /could not read kafkajs's protocol encoder at .*no-such-encoder\.js \(a different kafkajs version\?\)/);
+  });
+});

@@ -18,7 +18,13 @@ const UnfilledBuffer = Object.assign(Object.create(Buffer), { alloc: (size) => B
 
 /** Compiles kafkajs's encoder module at `file` with `buffer` in place of the global Buffer. */
 function compileEncoder(file, buffer) {
-  const wrapper = vm.compileFunction(readFileSync(file, 'utf8'), ['exports', 'require', 'module', '__filename', '__dirname', 'Buffer'], { filename: file });
+  let source;
+  try {
+    source = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`meguri could not read kafkajs's protocol encoder at ${file} (a different kafkajs version?): ${err.message}`);
+  }
+  const wrapper = vm.compileFunction(source, ['exports', 'require', 'module', '__filename', '__dirname', 'Buffer'], { filename: file });
   const mod = { exports: {} };
   wrapper.call(mod.exports, mod.exports, createRequire(file), mod, file, path.dirname(file), buffer);
   return mod.exports;
