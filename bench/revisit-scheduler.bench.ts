@@ -141,7 +141,7 @@ async function commit(): Promise<number> {
 
 const mib = (bytes: number): number => Math.round((bytes / 2 ** 20) * 10) / 10;
 function rocksMemory(): { tableReaders: number; memtables: number; blockCache: number } {
-  const prop = (name: string): number => Number(stores.db.property(name)) || 0;
+  const prop = (name: string): number => Number(stores.ownDb!.property(name)) || 0;
   return {
     tableReaders: mib(prop('rocksdb.estimate-table-readers-mem')),
     memtables: mib(prop('rocksdb.cur-size-all-mem-tables')),
@@ -377,7 +377,7 @@ for (const [index, size] of SIZES.entries()) {
   known = size;
   const populateS = (performance.now() - t0) / 1000;
   const tc = performance.now();
-  await stores.db.compactRange(Buffer.from([0]), Buffer.from([0xff]));
+  await stores.ownDb!.compactRange(Buffer.from([0]), Buffer.from([0xff]));
   const compactS = (performance.now() - tc) / 1000;
   const diskBytes = Number(execSync(`du -sb ${JSON.stringify(TaskStores.directory(dir, 'scheduler', 0))}`).toString().split('\t')[0]);
   const afterPopulate = memory();

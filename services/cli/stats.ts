@@ -1,12 +1,16 @@
 /**
  * `meguri stats hosts`: the per-host politeness and load report of seed 004 (load index L_i,
  * theoretical access interval 1/L_i, mean/max fetch time, R_i, overloaded), read from the
- * scheduler's state stores in a data directory (an embedded crawl, or a scheduler pod's volume).
+ * scheduler's state stores in a data directory (an embedded crawl's log, or a scheduler pod's volume).
  * The stores are opened read-only in effect; a running process holding them makes this fail clearly.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { TaskStores } from '../runtime/store.ts';
+import { embeddedLogDir, silentLogger } from '../runtime/index.ts';
+import { SharedLog } from '../runtime/embedded/log.ts';
+import { stateKeyPrefix } from '../runtime/embedded/keys.ts';
+import { changelogTopicName } from '../../topology/index.ts';
 import type { KeyValueStore } from '../runtime/store.ts';
 import { STATS_KEY, emptyStats } from '../scheduler/state.ts';
 import type { HostState, PartitionStats } from '../scheduler/state.ts';
@@ -30,9 +34,17 @@ export interface HostRow extends LoadRow {
   allowedIntervalS: number | null;
 }
 
-/** Opens each scheduler partition's `hosts` store in turn (in partition order) and hands it to `each`. */
+/**
+ * Opens each scheduler partition's `hosts` store in turn (in partition order) and hands it to `each`:
+ * from the embedded log of an embedded crawl (which keeps the stores), else from the store
+ * directories of a scheduler on Kafka.
+ */
 async function forEachPartition(dataDir: string, topicPrefix: string, each: (partition: number, hosts: KeyValueStore<HostState | PartitionStats>) => Promise<void>): Promise<void> {
   const group = `${topicPrefix}scheduler`;
+  if (existsSync(embeddedLogDir(dataDir))) {
+    await forEachLogPartition(dataDir, group, each);
+    return;
+  }
   const base = join(dataDir, 'state', group);
   if (!existsSync(base)) throw new Error(`no scheduler state under ${base} (is --data the crawl's data directory, and --topic-prefix its prefix?)`);
   const partitions = readdirSync(base)
@@ -51,6 +63,30 @@ async function forEachPartition(dataDir: string, topicPrefix: string, each: (par
     } finally {
       await stores.close();
     }
+  }
+}
+
+/** The scheduler's stores kept in an embedded log: one task per partition of its changelog topics. */
+async function forEachLogPartition(dataDir: string, group: string, each: (partition: number, hosts: KeyValueStore<HostState | PartitionStats>) => Promise<void>): Promise<void> {
+  let log: SharedLog;
+  try {
+    // The log itself, not a transport: a transport would run retention on this clock at open.
+    log = await SharedLog.open(dataDir, { sync: false, logger: silentLogger });
+  } catch (err) {
+    throw new Error(`cannot open the embedded log in ${dataDir}: ${(err as Error).message} (is a crawl still running on this data directory?)`);
+  }
+  try {
+    const changelog = log.topic(changelogTopicName(group, 'hosts'));
+    if (!changelog) throw new Error(`no scheduler state in the embedded log in ${dataDir} (is --topic-prefix the crawl's prefix?)`);
+    for (let partition = 0; partition < changelog.partitions.length; partition++) {
+      const stores = TaskStores.inline(log.stateDb, stateKeyPrefix(group, partition), ['hosts']);
+      const hosts = stores.store<HostState | PartitionStats>('hosts');
+      // A partition whose task never ran has no stores.
+      if ((await hosts.checkpoint()) === undefined) continue;
+      await each(partition, hosts);
+    }
+  } finally {
+    await log.close();
   }
 }
 

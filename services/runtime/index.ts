@@ -10,6 +10,7 @@ import type { KafkaTransportOptions } from './kafka/kafka-transport.ts';
 import { EmbeddedTransport } from './embedded/index.ts';
 
 export type * from './transport.ts';
+export type { KeyValueDb } from './rocksdb.ts';
 export { StreamService } from './stream-service.ts';
 export type { StreamServiceOptions } from './stream-service.ts';
 export { TestDriver } from './test-driver.ts';

@@ -93,6 +93,19 @@ export interface RangeOptions {
 
 export type BatchOp = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer };
 
+/**
+ * What a task's state stores need of a database: RocksDb (a task's own directory) and the embedded
+ * log's database (stores kept beside the log, services/runtime/embedded) both provide it.
+ */
+export interface KeyValueDb {
+  get(key: Buffer): Promise<Buffer | undefined>;
+  getMany(keys: Buffer[]): Promise<(Buffer | undefined)[]>;
+  /** Applies all operations atomically. */
+  batch(ops: readonly BatchOp[]): Promise<void>;
+  /** A key range in order (or reversed). */
+  range(options: { gte?: Buffer; lt?: Buffer; reverse?: boolean }): AsyncIterable<[Buffer, Buffer]>;
+}
+
 function promisify<T>(fn: (cb: Callback<T>) => void): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     fn((err, value) => (err ? reject(err) : resolve(value as T)));
@@ -103,7 +116,7 @@ function isNotFound(err: Error): boolean {
   return /NotFound/i.test(err.message);
 }
 
-export class RocksDb {
+export class RocksDb implements KeyValueDb {
   private closed = false;
   private constructor(
     readonly location: string,

@@ -3,6 +3,11 @@
  * changelogs to the end, turning a batch's store writes into changelog records, and applying them
  * locally with checkpoints once the commit succeeded (Kafka Streams' ProcessorStateManager and
  * StoreChangelogReader, in one small piece).
+ *
+ * On a transport that keeps the stores itself (the embedded log, Transport.inlineState) there is one
+ * write path instead: the store writes go into the commit's own atomic write, beside the outputs and
+ * offsets, so there is no changelog to write, nothing to restore and nothing to apply afterwards.
+ * Such a task reads its changelogs only once, to take over stores an older layout kept beside them.
  */
 import type { Logger } from './logger.ts';
 import type { ServiceMetrics } from './metrics.ts';
@@ -10,6 +15,7 @@ import type { StoreDeclaration } from './processor.ts';
 import type { KeyValueStore } from './store.ts';
 import { TaskStores } from './store.ts';
 import type { OutRecord, RecordMetadata, Transport } from './transport.ts';
+import type { BatchOp } from './rocksdb.ts';
 import { ServiceDefinitionError } from './errors.ts';
 
 export interface StateManagerSettings {
@@ -40,6 +46,8 @@ export interface ChangelogSlots {
 
 export class StateManager {
   private stores: TaskStores | undefined;
+  /** The stores are the transport's, written in the commits (see the top of this file). */
+  private inline = false;
   private flushedAt = Date.now();
 
   constructor(private readonly s: StateManagerSettings) {}
@@ -51,8 +59,32 @@ export class StateManager {
   /** Opens the stores and brings each changelogged one to the end of its changelog partition. */
   async openAndRestore(): Promise<void> {
     const s = this.s;
-    this.stores = await TaskStores.open(s.dataDir, s.groupId, s.partition, s.stores.map((d) => d.name));
-    for (const spec of s.stores) if (spec.changelog) await this.restore(spec.name);
+    const names = s.stores.map((d) => d.name);
+    const inline = s.transport.inlineState?.(s.groupId, s.partition);
+    if (inline === undefined) {
+      this.stores = await TaskStores.open(s.dataDir, s.groupId, s.partition, names);
+      for (const spec of s.stores) if (spec.changelog) await this.restore(spec.name);
+      return;
+    }
+    this.stores = TaskStores.inline(inline.db, inline.keyPrefix, names);
+    this.inline = true;
+    let adopted = false;
+    for (const spec of s.stores) if (spec.changelog) adopted = (await this.adoptChangelog(spec.name)) || adopted;
+    // The stores of the older layout are now in the log; their directory would only take disk.
+    if (adopted) TaskStores.removeLocal(s.dataDir, s.groupId, s.partition);
+  }
+
+  /**
+   * Inline stores: a store seen for the first time takes over what its changelog holds (a directory
+   * written by an older layout; empty otherwise) and is marked with the changelog's end, after which
+   * its changelog is never read again. True when this call did the takeover.
+   */
+  private async adoptChangelog(storeName: string): Promise<boolean> {
+    const store = this.stores!.store<unknown>(storeName);
+    if ((await store.checkpoint()) !== undefined) return false;
+    const end = await this.restore(storeName);
+    await this.stores!.db.batch([store.checkpointOp(end)]);
+    return true;
   }
 
   store<V>(name: string): KeyValueStore<V> {
@@ -69,10 +101,10 @@ export class StateManager {
     this.stores?.discardPending();
   }
 
-  /** Appends the pending writes as changelog records to `outputs`. */
+  /** Appends the pending writes as changelog records to `outputs` (none for inline stores). */
   appendChangelog(outputs: OutRecord[]): ChangelogSlots {
     const ends: { name: string; index: number }[] = [];
-    if (!this.stores) return { ends };
+    if (!this.stores || this.inline) return { ends };
     for (const spec of this.s.stores) {
       const store = this.stores.store<unknown>(spec.name);
       if (!spec.changelog || store.pendingCount === 0) continue;
@@ -90,6 +122,11 @@ export class StateManager {
    */
   async applyCommitted(slots: ChangelogSlots, meta: readonly RecordMetadata[]): Promise<void> {
     if (!this.stores) return;
+    if (this.inline) {
+      // The commit wrote them: they are the committed state now.
+      this.stores.committed();
+      return;
+    }
     const checkpoints = new Map<string, number>();
     for (const end of slots.ends) {
       const m = meta[end.index];
@@ -104,8 +141,19 @@ export class StateManager {
     }
   }
 
-  /** Brings a store up to the end of its changelog partition. */
-  private async restore(storeName: string): Promise<void> {
+  /**
+   * Inline stores: the pending writes as operations for the commit's atomic write
+   * (AtomicCommit.stateWrites); undefined for stores that go through changelogs.
+   */
+  inlineWrites(): BatchOp[] | undefined {
+    if (!this.stores || !this.inline) return undefined;
+    const ops: BatchOp[] = [];
+    for (const store of this.stores.stores.values()) if (store.pendingCount > 0) for (const op of store.pendingOps()) ops.push(op);
+    return ops;
+  }
+
+  /** Brings a store up to the end of its changelog partition; returns that end. */
+  private async restore(storeName: string): Promise<number> {
     const s = this.s;
     const stores = this.stores!;
     const store = stores.store<unknown>(storeName);
@@ -120,7 +168,7 @@ export class StateManager {
       checkpoint = info.low;
     }
     const from = Math.max(checkpoint, info.low);
-    if (from >= info.high) return;
+    if (from >= info.high) return info.high;
     const started = Date.now();
     let count = 0;
     for await (const chunk of s.transport.readPartition(topic, s.partition, from, info.high)) {
@@ -135,6 +183,7 @@ export class StateManager {
     await stores.db.batch([store.checkpointOp(info.high)]);
     s.metrics.restoredRecords.inc({ store: storeName }, count);
     s.logger.info({ store: storeName, from, to: info.high, records: count, ms: Date.now() - started }, 'store restored from changelog');
+    return info.high;
   }
 
   /** Closes the stores; uncommitted writes are dropped (they were never committed), committed ones written. */

@@ -14,7 +14,7 @@
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import { RocksDb } from './rocksdb.ts';
-import type { BatchOp } from './rocksdb.ts';
+import type { BatchOp, KeyValueDb } from './rocksdb.ts';
 
 export interface RangeQuery {
   /** Only keys starting with this prefix. */
@@ -80,12 +80,16 @@ export class TaskStore<V> implements KeyValueStore<V> {
   private applying: ReadonlyMap<string, Buffer | null> | undefined;
   private flushing: Promise<void> | undefined;
   private readonly keyPrefix: string;
+  private readonly checkpointKeyString: string;
 
+  /** `basePrefix`: where the task's keys start in a database shared with others ('' in a task's own). */
   constructor(
     readonly name: string,
-    private readonly db: RocksDb,
+    private readonly db: KeyValueDb,
+    basePrefix = '',
   ) {
-    this.keyPrefix = STORE_PREFIX + name + SEP;
+    this.keyPrefix = basePrefix + STORE_PREFIX + name + SEP;
+    this.checkpointKeyString = basePrefix + CHECKPOINT_PREFIX + name;
   }
 
   /** Pending writes serialised (null = delete), in write order. */
@@ -307,7 +311,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
   }
 
   checkpointKey(): Buffer {
-    return Buffer.from(CHECKPOINT_PREFIX + this.name, 'utf8');
+    return Buffer.from(this.checkpointKeyString, 'utf8');
   }
 
   async checkpoint(): Promise<number | undefined> {
@@ -348,11 +352,16 @@ function minString(a: string | undefined, b: string | undefined): string | undef
   return a < b ? a : b;
 }
 
-/** The RocksDB instance of one task and its named stores. */
+/**
+ * The named stores of one task, in the task's own RocksDB (`open`) or under a key prefix of a
+ * database the transport keeps (`inline`: the embedded log's, written in the commits themselves).
+ */
 export class TaskStores {
   private constructor(
-    readonly db: RocksDb,
+    readonly db: KeyValueDb,
     readonly stores: Map<string, TaskStore<unknown>>,
+    /** The task's own database, closed with the stores; undefined when the transport owns it. */
+    readonly ownDb: RocksDb | undefined,
   ) {}
 
   static directory(dataDir: string, group: string, partition: number): string {
@@ -361,7 +370,12 @@ export class TaskStores {
 
   static async open(dataDir: string, group: string, partition: number, names: readonly string[]): Promise<TaskStores> {
     const db = await RocksDb.open(TaskStores.directory(dataDir, group, partition), { cacheSizeBytes: 32 * 1024 * 1024 });
-    return new TaskStores(db, new Map(names.map((n) => [n, new TaskStore<unknown>(n, db)])));
+    return new TaskStores(db, new Map(names.map((n) => [n, new TaskStore<unknown>(n, db)])), db);
+  }
+
+  /** Stores under `keyPrefix` of a database someone else opened and closes. */
+  static inline(db: KeyValueDb, keyPrefix: string, names: readonly string[]): TaskStores {
+    return new TaskStores(db, new Map(names.map((n) => [n, new TaskStore<unknown>(n, db, keyPrefix)])), undefined);
   }
 
   /** Removes a task's local state directory (it will be restored from the changelog). */
@@ -394,12 +408,12 @@ export class TaskStores {
     for (const s of this.stores.values()) await s.flush();
   }
 
-  /** Closes RocksDB after writing what the commits left in memory. */
+  /** Writes what the commits left in memory, then closes the task's own RocksDB (if it has one). */
   async close(): Promise<void> {
     try {
       await this.flush();
     } finally {
-      await this.db.close();
+      await this.ownDb?.close();
     }
   }
 }

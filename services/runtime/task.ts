@@ -362,20 +362,25 @@ export class Task<In> implements ProcessorContext {
     }
   }
 
-  /** Outputs + changelog + offsets in one atomic commit, then local store writes with checkpoints. */
+  /**
+   * Outputs + changelog + offsets in one atomic commit, then local store writes with checkpoints;
+   * inline stores (embedded log) write in the commit itself.
+   */
   private async commit(offsets: readonly PartitionOffset[]): Promise<void> {
     const member = this.host.member();
     if (!member) throw new TaskMigratedError('not a group member');
     const outputs = this.outputs;
     const changelogStart = outputs.length;
     const slots = this.state?.appendChangelog(outputs) ?? { ends: [] };
-    if (outputs.length === 0 && offsets.length === 0) return;
+    const stateWrites = this.state?.inlineWrites();
+    if (outputs.length === 0 && offsets.length === 0 && !stateWrites?.length) return;
     const t0 = performance.now();
     const meta = await member.commit({
       transactional: this.host.definition.guarantee === 'exactly-once',
       scope: this.scope,
       outputs,
       offsets,
+      ...(stateWrites?.length ? { stateWrites } : {}),
     });
     this.host.metrics.commitSeconds.observe({ kind: this.host.definition.guarantee }, (performance.now() - t0) / 1000);
     this.outputs = [];

@@ -6,6 +6,7 @@
  * Offsets are numbers (safe up to 2^53, far beyond any log here) and always mean "the next offset to
  * read" when committed, as in Kafka.
  */
+import type { BatchOp, KeyValueDb } from './rocksdb.ts';
 
 export interface OutRecord {
   /** Physical topic name (prefix included). */
@@ -100,6 +101,21 @@ export interface AtomicCommit {
   readonly transactional: boolean;
   readonly outputs: readonly OutRecord[];
   readonly offsets: readonly PartitionOffset[];
+  /**
+   * State store writes (keys under an InlineState's prefix), applied in the same atomic write.
+   * Only for a transport that offers inlineState.
+   */
+  readonly stateWrites?: readonly BatchOp[];
+}
+
+/**
+ * Where a task keeps its state stores when the transport holds them itself (the embedded log): a
+ * key prefix of the transport's database. Their writes go into the commits (AtomicCommit.stateWrites),
+ * so the stores need no changelog and no restore.
+ */
+export interface InlineState {
+  readonly db: KeyValueDb;
+  readonly keyPrefix: string;
 }
 
 export interface GroupMemberOptions {
@@ -172,6 +188,12 @@ export interface Transport {
   fenceScope?(scope: string): Promise<void>;
   /** Releases a scope's producer after its task closed (a later fenceScope starts afresh). */
   releaseScope?(scope: string): Promise<void>;
+  /**
+   * The database and key prefix for the state stores of a group's task, when the transport keeps
+   * them inside its own storage. Absent on Kafka: stores live in the task's RocksDB directory and
+   * are restored from their changelogs.
+   */
+  inlineState?(groupId: string, partition: number): InlineState;
   /** Largest record the topic accepts (its max.message.bytes), if the transport can tell. */
   maxMessageBytes?(topic: string): Promise<number | undefined>;
   /** Joins a consumer group; partitions are balanced over the group's members and rebalanced as members come and go. */

@@ -275,7 +275,9 @@ for (const kind of transportKinds) {
       }
     });
 
-    it('moves state: a member with an empty data dir restores a dead member\'s store from the changelog', async () => {
+    // Kafka: B restores A's stores from their changelogs. Embedded: the stores are kept in the log
+    // itself, written with the commits, so B reads them where A left them and replays nothing.
+    it('moves state: a member with an empty data dir carries on from a dead member\'s store', async () => {
       const prefix = uniquePrefix();
       const dirA = tempDir();
       const dirB = tempDir();
@@ -293,7 +295,8 @@ for (const kind of transportKinds) {
       await b.ready();
       assert.deepEqual(b.assignedPartitions(), [0, 1]);
       const restored = (await b.metrics.restoredRecords.get()).values.reduce((sum, v) => sum + v.value, 0);
-      assert.ok(restored >= 160, `B replayed the changelog (${restored} records)`);
+      if (kind === 'kafka') assert.ok(restored >= 160, `B replayed the changelog (${restored} records)`);
+      else assert.equal(restored, 0, 'the embedded log holds the stores: nothing to replay');
       await logOwner.send(counterInput(prefix, 160));
       await waitFor('B processed the new records', async () => (await readAll(logOwner, `${prefix}changes`)).length === 960, 60000, 200);
       const out = await readAll(logOwner, `${prefix}changes`);

@@ -10,7 +10,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import kafkajs from 'kafkajs';
 import { StreamService, KafkaTransport, TaskMigratedError, startHealthServer, silentLogger } from '../../services/runtime/index.ts';
-import type { GroupMember, GroupMemberOptions, OutRecord, ServiceDefinition, Transport } from '../../services/runtime/index.ts';
+import type { GroupMember, GroupMemberOptions, KeyValueDb, OutRecord, ServiceDefinition, Transport } from '../../services/runtime/index.ts';
 import { SCHEMA_VERSION, linksRecord, deadletterRecord, decodePageRecord } from '../../schemas/index.ts';
 import type { LinksRecord, PageRecord } from '../../schemas/index.ts';
 import { crawlCatalog } from '../../topology/catalog.ts';
@@ -223,17 +223,41 @@ for (const kind of transportKinds) {
       await waitFor('A counted everything', async () => (await readAll(transport, `${prefix}changes`)).length === 240, 60_000, 200);
       await a.stop();
       removeDir(dirA);
-      // B starts on an empty disk; its first attempts to read the changelogs fail.
+      // B starts on an empty disk; its first attempts to open its stores fail: on Kafka reading the
+      // changelogs, on the embedded log reading the stores the log keeps.
       let describeFailures = 3;
-      const flaky = withOverrides(transport, {
-        describeTopic: async (name: string) => {
-          if (name.endsWith('.changelog') && describeFailures > 0) {
-            describeFailures--;
-            throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9092'), { code: 'ECONNREFUSED' });
-          }
-          return transport.describeTopic(name);
-        },
-      });
+      const refused = (): Error => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9092'), { code: 'ECONNREFUSED' });
+      const flaky = withOverrides(
+        transport,
+        kind === 'kafka'
+          ? {
+              describeTopic: async (name: string) => {
+                if (name.endsWith('.changelog') && describeFailures > 0) {
+                  describeFailures--;
+                  throw refused();
+                }
+                return transport.describeTopic(name);
+              },
+            }
+          : {
+              inlineState: (groupId: string, partition: number) => {
+                const inline = transport.inlineState!(groupId, partition);
+                const db: KeyValueDb = {
+                  get: async (key) => {
+                    if (describeFailures > 0) {
+                      describeFailures--;
+                      throw refused();
+                    }
+                    return inline.db.get(key);
+                  },
+                  getMany: (keys) => inline.db.getMany(keys),
+                  batch: (ops) => inline.db.batch(ops),
+                  range: (options) => inline.db.range(options),
+                };
+                return { db, keyPrefix: inline.keyPrefix };
+              },
+            },
+      );
       const b = new StreamService(counterService(), { transport: flaky, catalog: crawlCatalog, dataDir: tempDir(), topicPrefix: prefix, partitions: 2 });
       await b.start();
       await transport.send(input(prefix, 80));

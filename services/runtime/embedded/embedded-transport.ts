@@ -14,6 +14,7 @@ import { systemClock } from '../clock.ts';
 import type { Clock } from '../clock.ts';
 import { partitionForKey } from '../partitioner.ts';
 import type {
+  InlineState,
   GroupMember,
   GroupMemberOptions,
   LogRecord,
@@ -25,6 +26,7 @@ import type {
   Transport,
 } from '../transport.ts';
 import { encodeRecord } from './codec.ts';
+import { stateKeyPrefix } from './keys.ts';
 import { coordinatorFor, existingCoordinator } from './group.ts';
 import type { EmbeddedGroupMember, MemberHost, MemberStats } from './group.ts';
 import { LogClosedError, SharedLog } from './log.ts';
@@ -254,6 +256,12 @@ export class EmbeddedTransport implements Transport, MemberHost {
     this.members.add(member);
     member.onLeft(() => this.members.delete(member));
     return member;
+  }
+
+  /** Tasks keep their stores in the log's database, under a prefix of their own (keys.ts). */
+  inlineState(groupId: string, partition: number): InlineState {
+    this.assertOpen();
+    return { db: this.log.stateDb, keyPrefix: stateKeyPrefix(groupId, partition) };
   }
 
   /** Runs retention and compaction now (also runs periodically and at open). */

@@ -384,7 +384,7 @@ export class EmbeddedGroupMember implements GroupMember {
       }
     };
     check();
-    const write = log.commit(outputs, updates, check);
+    const write = log.commit(outputs, updates, check, commit.stateWrites);
     for (const u of updates) this.owned.get(u.ps)?.trackCommit(write, u.offset);
     return write;
   }

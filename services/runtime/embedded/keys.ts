@@ -8,6 +8,8 @@
  *   't' topicId(u32) partition(u32) ts(i64)      → offset(u64): sparse time index
  *   'p' topicId(u32) partition(u32)             → low(u64) high(u64): partition bounds marker
  *   'o' group(utf8) 0x00 topicId(u32) partition(u32) → next offset(u64): committed offsets
+ *   'S' group(utf8) 0x00 partition(decimal) 0x00 …  → state stores of a group's task (store.ts
+ *                                                     lays out the rest: store name and key)
  *
  * Topics are referred to by a small numeric id (assigned at creation, never reused) to keep record
  * keys at 17 bytes. Signed timestamps are stored with a biased high word so negative values sort first.
@@ -19,6 +21,7 @@ export const TAG_RECORD = 0x72; // 'r'
 export const TAG_TIME = 0x74; // 't'
 export const TAG_BOUNDS = 0x70; // 'p'
 export const TAG_OFFSET = 0x6f; // 'o'
+export const TAG_STATE = 0x53; // 'S'
 
 const TWO_32 = 4294967296;
 const BIAS_31 = 0x80000000;
@@ -147,4 +150,21 @@ export function decodeOffsetKey(key: Buffer): { group: string; topicId: number; 
 
 export function offsetPrefixRange(): { gte: Buffer; lt: Buffer } {
   return { gte: Buffer.from([TAG_OFFSET]), lt: Buffer.from([TAG_OFFSET + 1]) };
+}
+
+/** Key prefix (as a string; store keys are utf8) of the state stores of one task of a group. */
+export function stateKeyPrefix(group: string, partition: number): string {
+  return `${String.fromCharCode(TAG_STATE)}${group}\u0000${partition}\u0000`;
+}
+
+/** The range holding every task's state of a group. */
+export function stateGroupRange(group: string): { gte: Buffer; lt: Buffer } {
+  return { gte: Buffer.from(`${String.fromCharCode(TAG_STATE)}${group}\u0000`, 'utf8'), lt: Buffer.from(`${String.fromCharCode(TAG_STATE)}${group}\u0001`, 'utf8') };
+}
+
+/** The partition of a key under stateGroupRange(group). */
+export function stateKeyPartition(group: string, key: Buffer): number {
+  const start = Buffer.byteLength(group, 'utf8') + 2;
+  const end = key.indexOf(0, start);
+  return Number(key.toString('latin1', start, end < 0 ? key.length : end));
 }

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { LogRecord, RecordMetadata } from '../transport.ts';
+import type { KeyValueDb } from '../rocksdb.ts';
 import { decodeRecord, peekRecord, recordTimestamp } from './codec.ts';
 import {
   boundsKey,
@@ -38,7 +39,14 @@ import {
 import { RocksStore } from './rocks.ts';
 import type { BatchOp } from './rocks.ts';
 
-const FORMAT_VERSION = '1';
+/**
+ * Format 2 keeps the state stores of tasks in this database, written with the commits (keys.ts,
+ * 'S'). A format-1 directory (stores in their own RocksDB beside it, restored from changelogs) is
+ * taken over: each task moves its changelogs into the log once (StateManager). The marker is raised
+ * at open so a build that only knows format 1 refuses the directory instead of reading stale stores.
+ */
+const FORMAT_VERSION = '2';
+const UPGRADABLE_FORMATS = new Set(['1']);
 /** Kafka's default delete.retention.ms: how long tombstones survive compaction. */
 const DEFAULT_DELETE_RETENTION_MS = 86_400_000;
 /** Upper bounds of one group-commit batch (a single job is never split). */
@@ -243,10 +251,10 @@ export class SharedLog {
 
   private async load(): Promise<void> {
     const [format] = await this.db.getMany([formatKey]);
-    if (format === undefined) {
+    if (format === undefined || UPGRADABLE_FORMATS.has(format.toString())) {
       await this.db.batch([{ type: 'put', key: formatKey, value: Buffer.from(FORMAT_VERSION) }], true);
     } else if (format.toString() !== FORMAT_VERSION) {
-      throw new Error(`embedded log at ${this.dir} has format ${format.toString()}, expected ${FORMAT_VERSION}`);
+      throw new Error(`embedded log at ${this.dir} has format ${format.toString()}, expected ${FORMAT_VERSION} (written by a newer meguri?)`);
     }
     const metas = await this.db.scan(metaPrefixRange(), Number.MAX_SAFE_INTEGER);
     for (let i = 0; i < metas.keys.length; i++) {
@@ -397,14 +405,50 @@ export class SharedLog {
     return this.enqueue({ records, extraOps: [], offsets: [], bytes: byteSize(records) });
   }
 
-  /** Outputs and offset commits in one atomic write; `check` runs when the batch is built. */
-  commit(records: readonly PreparedRecord[], offsets: readonly OffsetUpdate[], check?: () => void): Promise<RecordMetadata[]> {
+  /**
+   * Outputs, offset commits and state store writes (keys under stateKeyPrefix) in one atomic write;
+   * `check` runs when the batch is built.
+   */
+  commit(records: readonly PreparedRecord[], offsets: readonly OffsetUpdate[], check?: () => void, stateWrites: readonly BatchOp[] = []): Promise<RecordMetadata[]> {
     const extraOps: BatchOp[] = offsets.map((o) => ({
       type: 'put',
       key: offsetKey(o.group, o.ps.topic.id, o.ps.partition),
       value: encodeU64(o.offset),
     }));
+    for (const op of stateWrites) extraOps.push(op);
     return this.enqueue({ records, extraOps, offsets, bytes: byteSize(records), check });
+  }
+
+  /** The database tasks keep their state stores in (keys under stateKeyPrefix). */
+  get stateDb(): KeyValueDb {
+    return this.stateView;
+  }
+
+  private readonly stateView: KeyValueDb = {
+    get: async (key) => (await this.stateView.getMany([key]))[0],
+    getMany: (keys) => {
+      this.assertOpen();
+      return this.db.getMany(keys);
+    },
+    // Through the writer, so it orders with the commits and is refused once the log is closed.
+    batch: async (ops) => {
+      await this.enqueue({ records: [], extraOps: ops, offsets: [], bytes: 0 });
+    },
+    range: (options) => this.stateRange(options),
+  };
+
+  private async *stateRange(options: { gte?: Buffer; lt?: Buffer; reverse?: boolean }): AsyncGenerator<[Buffer, Buffer]> {
+    this.assertOpen();
+    const it = this.db.iterator({ ...(options.gte ? { gte: options.gte } : {}), ...(options.lt ? { lt: options.lt } : {}), reverse: options.reverse ?? false, highWaterMark: 64 * 1024 });
+    try {
+      for (;;) {
+        const { keys, values } = await it.nextMany(SCAN_CHUNK);
+        for (let i = 0; i < keys.length; i++) yield [keys[i]!, values[i]!];
+        if (keys.length < SCAN_CHUNK) return;
+      }
+    } finally {
+      await it.end();
+    }
   }
 
   /** Resolves once every write queued before the call is durable (or failed). */

@@ -943,6 +943,8 @@ class KafkaGroupMember implements GroupMember {
   }
 
   commit(commit: AtomicCommit): Promise<RecordMetadata[]> {
+    // Kafka keeps no task state: stores write changelogs (Transport.inlineState is absent here).
+    if (commit.stateWrites?.length) return Promise.reject(new TypeError('the Kafka transport keeps no state stores; write them through changelogs'));
     for (const o of commit.offsets) {
       const key = tpKey(o.topic, o.partition);
       if (!this.current.has(key) && !this.revoking.has(key)) {
