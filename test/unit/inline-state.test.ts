@@ -37,6 +37,17 @@ async function restoredCount(metrics: ServiceMetrics): Promise<number> {
   return (await metrics.restoredRecords.get()).values.reduce((sum, v) => sum + v.value, 0);
 }
 
+/** Sets the format marker of the log database under `logDir`, as another build would have left it. */
+async function writeFormat(logDir: string, format: string): Promise<void> {
+  mkdirSync(join(logDir, 'log'), { recursive: true });
+  const raw = await RocksStore.open(join(logDir, 'log'));
+  try {
+    await raw.batch([{ type: 'put', key: formatKey, value: Buffer.from(format) }], true);
+  } finally {
+    await raw.close();
+  }
+}
+
 async function openLog(dir: string): Promise<EmbeddedTransport> {
   const t = await EmbeddedTransport.open({ dir, maintenanceIntervalMs: 0 });
   await t.ensureTopics([{ name: CHANGELOG, partitions: 1, config: { 'cleanup.policy': 'compact' } }]);
@@ -96,9 +107,7 @@ describe('state stores kept in the embedded log', () => {
       { topic: CHANGELOG, partition: 0, key: 'http://z.test/', value: Buffer.from('5') },
     ]);
     await old.close();
-    const raw = await RocksStore.open(join(logDir, 'log'));
-    await raw.batch([{ type: 'put', key: formatKey, value: Buffer.from('1') }], true);
-    await raw.close();
+    await writeFormat(logDir, '1');
     const oldStores = TaskStores.directory(dataDir, 'g', 0);
     mkdirSync(oldStores, { recursive: true });
     writeFileSync(join(oldStores, 'CURRENT'), 'left by the older layout\n');
@@ -138,10 +147,7 @@ describe('state stores kept in the embedded log', () => {
     const dir = tempDir();
     dirs.push(dir);
     const logDir = join(dir, 'log');
-    mkdirSync(join(logDir, 'log'), { recursive: true });
-    const raw = await RocksStore.open(join(logDir, 'log'));
-    await raw.batch([{ type: 'put', key: formatKey, value: Buffer.from('3') }], true);
-    await raw.close();
+    await writeFormat(logDir, '3');
     await assert.rejects(EmbeddedTransport.open({ dir: logDir, maintenanceIntervalMs: 0 }), /has format 3, expected 2/);
   });
 
