@@ -82,7 +82,9 @@ export class StateManager {
   private async adoptChangelog(storeName: string): Promise<boolean> {
     const store = this.stores!.store<unknown>(storeName);
     if ((await store.checkpoint()) !== undefined) return false;
-    const end = await this.restore(storeName);
+    // The mark is written only once the whole changelog is in: a takeover cut short (a crash, a
+    // failed read) leaves none, and the next open wipes what it got and starts again.
+    const end = await this.restore(storeName, false);
     await this.stores!.db.batch([store.checkpointOp(end)]);
     return true;
   }
@@ -152,8 +154,11 @@ export class StateManager {
     return ops;
   }
 
-  /** Brings a store up to the end of its changelog partition; returns that end. */
-  private async restore(storeName: string): Promise<number> {
+  /**
+   * Brings a store up to the end of its changelog partition; returns that end. `checkpoints`: mark
+   * the progress after every chunk and at the end (a restore cut short resumes where it stopped).
+   */
+  private async restore(storeName: string, checkpoints = true): Promise<number> {
     const s = this.s;
     const stores = this.stores!;
     const store = stores.store<unknown>(storeName);
@@ -174,13 +179,13 @@ export class StateManager {
     for await (const chunk of s.transport.readPartition(topic, s.partition, from, info.high)) {
       const ops = chunk.filter((r) => r.key !== null).map((r) => store.restoreOp(r.key!, r.value));
       const last = chunk[chunk.length - 1];
-      if (last) ops.push(store.checkpointOp(last.offset + 1));
+      if (last && checkpoints) ops.push(store.checkpointOp(last.offset + 1));
       await stores.db.batch(ops);
       count += chunk.length;
       await s.onProgress?.();
     }
     // Transaction markers have offsets too: the store reflects the changelog up to its end.
-    await stores.db.batch([store.checkpointOp(info.high)]);
+    if (checkpoints) await stores.db.batch([store.checkpointOp(info.high)]);
     s.metrics.restoredRecords.inc({ store: storeName }, count);
     s.logger.info({ store: storeName, from, to: info.high, records: count, ms: Date.now() - started }, 'store restored from changelog');
     return info.high;

@@ -143,6 +143,57 @@ describe('state stores kept in the embedded log', () => {
     }
   });
 
+  it('a takeover cut short marks nothing: the next open starts it again and ends with every value', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const logDir = join(dir, 'log');
+    const old = await openLog(logDir);
+    // More than one read chunk (1,000 records) of changelog.
+    await old.send(Array.from({ length: 2500 }, (_, i) => ({ topic: CHANGELOG, partition: 0, key: `k${i}`, value: Buffer.from(String(i)) })));
+    await old.close();
+    await writeFormat(logDir, '1');
+
+    const log = await openLog(logDir);
+    try {
+      // The first takeover fails after its first chunk, as a broken read or a crash would stop it.
+      const failing = new Proxy(log, {
+        get(target, prop) {
+          if (prop === 'readPartition') {
+            return (topic: string, partition: number, from: number, to: number) => ({
+              async *[Symbol.asyncIterator]() {
+                for await (const chunk of target.readPartition(topic, partition, from, to)) {
+                  yield chunk;
+                  throw new Error('read failed after the first chunk');
+                }
+              },
+            });
+          }
+          const v = Reflect.get(target, prop, target) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+      const cut = manager(failing, join(dir, 'data'));
+      await assert.rejects(cut.openAndRestore(), /after the first chunk/);
+      const inline = log.inlineState('g', 0);
+      const probe = TaskStores.inline(inline.db, inline.keyPrefix, ['counts']).store<number>('counts');
+      assert.equal(await probe.checkpoint(), undefined, 'no mark after a partial takeover');
+      assert.equal(await probe.get('k0'), 0, 'the first chunk did land');
+
+      const metrics = new ServiceMetrics('inline-test');
+      const m = manager(log, join(dir, 'data'), metrics);
+      await m.openAndRestore();
+      assert.equal(await restoredCount(metrics), 2500);
+      const counts = m.store<number>('counts');
+      for (const i of [0, 999, 1000, 1999, 2000, 2499]) assert.equal(await counts.get(`k${i}`), i);
+      let n = 0;
+      for await (const _ of counts.range()) n++;
+      assert.equal(n, 2500);
+      await m.close();
+    } finally {
+      await log.close();
+    }
+  });
+
   it('refuses a directory written by a newer layout, naming the format', async () => {
     const dir = tempDir();
     dirs.push(dir);
