@@ -20,6 +20,13 @@ afterEach(() => {
   for (const d of dirs.splice(0)) removeDir(d);
 });
 
+/** A temporary directory removed after the test. */
+function testDir(): string {
+  const dir = tempDir();
+  dirs.push(dir);
+  return dir;
+}
+
 function manager(transport: EmbeddedTransport, dataDir: string, metrics = new ServiceMetrics('inline-test')): StateManager {
   return new StateManager({
     dataDir,
@@ -56,8 +63,7 @@ async function openLog(dir: string): Promise<EmbeddedTransport> {
 
 describe('state stores kept in the embedded log', () => {
   it('writes go into the commit and are read back by the next owner, with nothing written to the changelog', async () => {
-    const dir = tempDir();
-    dirs.push(dir);
+    const dir = testDir();
     const log = await openLog(join(dir, 'log'));
     try {
       const a = manager(log, join(dir, 'a'));
@@ -94,8 +100,7 @@ describe('state stores kept in the embedded log', () => {
   });
 
   it('takes over a directory of the older layout once: changelog into the log, old store directory removed', async () => {
-    const dir = tempDir();
-    dirs.push(dir);
+    const dir = testDir();
     const logDir = join(dir, 'log');
     const dataDir = join(dir, 'data');
     // The older layout: the counts in the changelog, a store directory beside the log, format 1.
@@ -144,8 +149,7 @@ describe('state stores kept in the embedded log', () => {
   });
 
   it('a takeover cut short marks nothing: the next open starts it again and ends with every value', async () => {
-    const dir = tempDir();
-    dirs.push(dir);
+    const dir = testDir();
     const logDir = join(dir, 'log');
     const old = await openLog(logDir);
     // More than one read chunk (1,000 records) of changelog.
@@ -195,16 +199,14 @@ describe('state stores kept in the embedded log', () => {
   });
 
   it('refuses a directory written by a newer layout, naming the format', async () => {
-    const dir = tempDir();
-    dirs.push(dir);
+    const dir = testDir();
     const logDir = join(dir, 'log');
     await writeFormat(logDir, '3');
     await assert.rejects(EmbeddedTransport.open({ dir: logDir, maintenanceIntervalMs: 0 }), /has format 3, expected 2/);
   });
 
   it('keeps the stores of different groups and partitions apart', async () => {
-    const dir = tempDir();
-    dirs.push(dir);
+    const dir = testDir();
     const log = await openLog(join(dir, 'log'));
     try {
       const p0 = log.inlineState('g', 0);
