@@ -11,6 +11,7 @@ import { partitionForKey } from '../../services/runtime/partitioner.ts';
 import type { ConsumedBatch, GroupMember, GroupMemberOptions, LogRecord, OutRecord, TopicPartition } from '../../services/runtime/transport.ts';
 import { EmbeddedTransport, FencedCommitError, UnknownTopicError } from '../../services/runtime/embedded/index.ts';
 import type { EmbeddedGroupMember, EmbeddedTransportOptions } from '../../services/runtime/embedded/index.ts';
+import { appendedValueLength } from './embedded-log-fixtures/append-forever-values.ts';
 
 const silent = pino({ level: 'silent' });
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -978,7 +979,11 @@ test('a killed appender leaves a contiguous, readable log', { timeout: 60_000 },
         const records = await readAll(t, 'crash', p.partition);
         assert.equal(records.length, p.high - p.low);
         records.forEach((r, i) => assert.equal(r.offset, p.low + i));
-        for (const r of records) assert.equal(r.value?.length, 200 + (Number(r.headers.n) % 300));
+        for (const r of records) {
+          const n = Number(r.headers.n);
+          assert.equal(r.value?.length, appendedValueLength(n), `record ${r.offset}`);
+          assert.ok(r.value[0] === n % 251 && r.value.at(-1) === n % 251, `record ${r.offset}: its own bytes`);
+        }
       }
       // The reopened log accepts appends right after the recovered end.
       const meta = await t.send([{ topic: 'crash', key: null, value: null, partition: 0 }]);

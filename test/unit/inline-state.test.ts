@@ -142,7 +142,7 @@ describe('state stores kept in the embedded log', () => {
     }
     const check = await RocksStore.open(join(logDir, 'log'));
     try {
-      assert.equal((await check.getMany([formatKey]))[0]?.toString(), '2', 'the directory is marked with the new layout');
+      assert.equal((await check.getMany([formatKey]))[0]?.toString(), '3', 'the directory is marked with the current format');
     } finally {
       await check.close();
     }
@@ -201,8 +201,8 @@ describe('state stores kept in the embedded log', () => {
   it('refuses a directory written by a newer layout, naming the format', async () => {
     const dir = testDir();
     const logDir = join(dir, 'log');
-    await writeFormat(logDir, '3');
-    await assert.rejects(EmbeddedTransport.open({ dir: logDir, maintenanceIntervalMs: 0 }), /has format 3, expected 2/);
+    await writeFormat(logDir, '4');
+    await assert.rejects(EmbeddedTransport.open({ dir: logDir, maintenanceIntervalMs: 0 }), /has format 4, expected 3/);
   });
 
   it('keeps the stores of different groups and partitions apart', async () => {

@@ -5,12 +5,27 @@
  *   [key: len(u32) utf8] [value: len(u32) bytes] [headers: count(u32) (len(u32) utf8 len(u32) utf8)*]
  *
  * A missing value bit is a tombstone. Decoded values are views into the stored buffer (no copy).
+ *
+ * A record kept in a segment file (segments.ts) is stored in RocksDB as a pointer instead:
+ *
+ *   flags(u8: 128) timestamp(i64) seq(u32) position(u32) length(u32)
+ *
+ * The timestamp sits where it does in a record, so retention and the time index read both alike.
  */
 import { readI64, writeI64 } from './keys.ts';
 
 const F_KEY = 1;
 const F_VALUE = 2;
 const F_HEADERS = 4;
+const F_EXTERNAL = 128;
+const POINTER_BYTES = 21;
+
+/** Where a record's encoded bytes are in a partition's segment files. */
+export interface SegmentPointer {
+  readonly seq: number;
+  readonly position: number;
+  readonly length: number;
+}
 
 const EMPTY_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
@@ -81,6 +96,7 @@ export function encodeRecord(
 
 export function decodeRecord(buf: Buffer): DecodedRecord {
   const flags = buf[0] ?? 0;
+  if (flags & F_EXTERNAL) throw new Error('embedded log: a segment pointer read as a record (resolve it first)');
   const timestamp = readI64(buf, 1);
   let pos = 9;
   let key: string | null = null;
@@ -118,9 +134,28 @@ export function decodeRecord(buf: Buffer): DecodedRecord {
   return { timestamp, key, value, headers };
 }
 
+/** The pointer stored in RocksDB for an encoded record written to a segment file. */
+export function encodePointer(encoded: Buffer, at: SegmentPointer): Buffer {
+  const buf = Buffer.allocUnsafe(POINTER_BYTES);
+  buf[0] = F_EXTERNAL;
+  encoded.copy(buf, 1, 1, 9);
+  buf.writeUInt32BE(at.seq, 9);
+  buf.writeUInt32BE(at.position, 13);
+  buf.writeUInt32BE(at.length, 17);
+  return buf;
+}
+
+/** The segment pointer a stored value holds, or undefined for a record stored whole. */
+export function pointerOf(buf: Buffer): SegmentPointer | undefined {
+  if (((buf[0] ?? 0) & F_EXTERNAL) === 0) return undefined;
+  return { seq: buf.readUInt32BE(9), position: buf.readUInt32BE(13), length: buf.readUInt32BE(17) };
+}
+
 /** Just the parts compaction needs, without materialising the value. */
 export function peekRecord(buf: Buffer): { timestamp: number; key: string | null; tombstone: boolean } {
   const flags = buf[0] ?? 0;
+  // Compacted topics keep every record in RocksDB (segments.ts); a pointer here is a bug.
+  if (flags & F_EXTERNAL) throw new Error('embedded log: a compacted topic holds a segment pointer');
   const timestamp = readI64(buf, 1);
   let key: string | null = null;
   if (flags & F_KEY) {

@@ -10,6 +10,8 @@
  *   'o' group(utf8) 0x00 topicId(u32) partition(u32) → next offset(u64): committed offsets
  *   'S' group(utf8) 0x00 partition(decimal) 0x00 …  → state stores of a group's task (store.ts
  *                                                     lays out the rest: store name and key)
+ *   'g' topicId(u32) partition(u32) seq(u32)     → last offset(u64) in that segment file
+ *                                                  (segments.ts: large records outside RocksDB)
  *
  * Topics are referred to by a small numeric id (assigned at creation, never reused) to keep record
  * keys at 17 bytes. Signed timestamps are stored with a biased high word so negative values sort first.
@@ -22,6 +24,7 @@ export const TAG_TIME = 0x74; // 't'
 export const TAG_BOUNDS = 0x70; // 'p'
 export const TAG_OFFSET = 0x6f; // 'o'
 export const TAG_STATE = 0x53; // 'S'
+export const TAG_SEGMENT = 0x67; // 'g'
 
 const TWO_32 = 4294967296;
 const BIAS_31 = 0x80000000;
@@ -109,6 +112,20 @@ export function timePartitionRange(topicId: number, partition: number): { gte: B
 
 export function boundsKey(topicId: number, partition: number): Buffer {
   return partitionKey(TAG_BOUNDS, topicId, partition, 0);
+}
+
+export function segmentKey(topicId: number, partition: number, seq: number): Buffer {
+  const buf = partitionKey(TAG_SEGMENT, topicId, partition, 4);
+  buf.writeUInt32BE(seq, 9);
+  return buf;
+}
+
+export function decodeSegmentKey(key: Buffer): { topicId: number; partition: number; seq: number } {
+  return { topicId: key.readUInt32BE(1), partition: key.readUInt32BE(5), seq: key.readUInt32BE(9) };
+}
+
+export function segmentPrefixRange(): { gte: Buffer; lt: Buffer } {
+  return { gte: Buffer.from([TAG_SEGMENT]), lt: Buffer.from([TAG_SEGMENT + 1]) };
 }
 
 export function encodeU64(n: number): Buffer {

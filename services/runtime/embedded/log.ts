@@ -15,11 +15,14 @@ import { mkdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { LogRecord, RecordMetadata } from '../transport.ts';
 import type { KeyValueDb } from '../rocksdb.ts';
-import { decodeRecord, peekRecord, recordTimestamp } from './codec.ts';
+import { decodeRecord, encodePointer, peekRecord, pointerOf, recordTimestamp } from './codec.ts';
+import type { SegmentPointer } from './codec.ts';
+import { EXTERNAL_MIN_BYTES, SegmentFiles, segmentBytesOf } from './segments.ts';
 import {
   boundsKey,
   decodeBounds,
   decodeOffsetKey,
+  decodeSegmentKey,
   encodeBounds,
   encodeU64,
   formatKey,
@@ -32,6 +35,7 @@ import {
   recordKeyOffset,
   recordPartitionRange,
   recordRange,
+  segmentPrefixRange,
   timeKey,
   timeKeyTimestamp,
   timePartitionRange,
@@ -42,11 +46,13 @@ import type { BatchOp } from './rocks.ts';
 /**
  * Format 2 keeps the state stores of tasks in this database, written with the commits (keys.ts,
  * 'S'). A format-1 directory (stores in their own RocksDB beside it, restored from changelogs) is
- * taken over: each task moves its changelogs into the log once (StateManager). The marker is raised
- * at open so a build that only knows format 1 refuses the directory instead of reading stale stores.
+ * taken over: each task moves its changelogs into the log once (StateManager). Format 3 keeps large
+ * records in segment files (segments.ts), RocksDB holding pointers to them; format-2 records stay
+ * where they are and are read as before. The marker is raised at open so a build that knows only an
+ * older format refuses the directory instead of misreading it.
  */
-const FORMAT_VERSION = '2';
-const UPGRADABLE_FORMATS = new Set(['1']);
+const FORMAT_VERSION = '3';
+const UPGRADABLE_FORMATS = new Set(['1', '2']);
 /** Kafka's default delete.retention.ms: how long tombstones survive compaction. */
 const DEFAULT_DELETE_RETENTION_MS = 86_400_000;
 /** Upper bounds of one group-commit batch (a single job is never split). */
@@ -75,6 +81,8 @@ export interface TopicState {
   readonly partitions: readonly PartitionState[];
   /** cleanup.policy includes "compact": keys are required, older values per key are dropped. */
   readonly compacted: boolean;
+  /** Size at which a segment file of this topic is rolled (segments.ts). */
+  readonly segmentBytes: number;
 }
 
 export interface PartitionState {
@@ -221,6 +229,7 @@ export class SharedLog {
   private maintaining: Promise<MaintenanceReport> | undefined;
   private maintenanceFollowUp: Promise<MaintenanceReport> | undefined;
   private readonly topicListeners = new Set<(topic: TopicState) => void>();
+  private readonly segments: SegmentFiles;
 
   private constructor(
     dir: string,
@@ -228,6 +237,7 @@ export class SharedLog {
     private readonly options: SharedLogOptions,
   ) {
     this.dir = dir;
+    this.segments = new SegmentFiles(path.join(dir, 'segments'));
   }
 
   static async open(dir: string, options: SharedLogOptions): Promise<SharedLog> {
@@ -264,6 +274,12 @@ export class SharedLog {
       await Promise.all(topic.partitions.map((ps) => this.loadPartition(ps)));
       this.registerTopic(topic);
     }
+    const known = await this.db.scan(segmentPrefixRange(), Number.MAX_SAFE_INTEGER);
+    const stale = this.segments.load(
+      known.keys.map((key, i) => ({ ...decodeSegmentKey(key), lastOffset: readU64(known.values[i] as Buffer, 0) })),
+      (topicId, partition) => this.topicsById.get(topicId)?.partitions[partition]?.low ?? Number.MAX_SAFE_INTEGER,
+    );
+    if (stale.length > 0) await this.db.batch(stale.map((key) => ({ type: 'del', key })), true);
     const offsets = await this.db.scan(offsetPrefixRange(), Number.MAX_SAFE_INTEGER);
     for (let i = 0; i < offsets.keys.length; i++) {
       const { group, topicId, partition } = decodeOffsetKey(offsets.keys[i] as Buffer);
@@ -294,6 +310,7 @@ export class SharedLog {
       config: Object.freeze({ ...config }),
       partitions: parts,
       compacted: parsePolicy(config).compact,
+      segmentBytes: segmentBytesOf(config),
     };
     for (let p = 0; p < partitions; p++) {
       parts.push({
@@ -496,6 +513,7 @@ export class SharedLog {
     const accepted: { job: WriteJob; meta: RecordMetadata[] }[] = [];
     const touched = new Map<PartitionState, number>();
     const written: { ps: PartitionState; offset: number; encoded: Buffer; conforms: boolean }[] = [];
+    let appendFailure: unknown;
     for (const job of jobs) {
       if (job.check) {
         try {
@@ -510,7 +528,15 @@ export class SharedLog {
         const ps = r.ps;
         if (!touched.has(ps)) touched.set(ps, ps.maxTimestamp);
         const offset = ps.reserved++;
-        ops.push({ type: 'put', key: recordKey(ps.topic.id, ps.partition, offset), value: r.encoded });
+        let stored = r.encoded;
+        if (r.encoded.length >= EXTERNAL_MIN_BYTES && !ps.topic.compacted && appendFailure === undefined) {
+          try {
+            stored = encodePointer(r.encoded, this.segments.append(ps.topic.id, ps.partition, offset, r.encoded, ps.topic.segmentBytes));
+          } catch (err) {
+            appendFailure = err;
+          }
+        }
+        ops.push({ type: 'put', key: recordKey(ps.topic.id, ps.partition, offset), value: stored });
         written.push({ ps, offset, encoded: r.encoded, conforms: r.conforms === true });
         if (r.timestamp > ps.maxTimestamp) {
           ps.maxTimestamp = r.timestamp;
@@ -537,10 +563,16 @@ export class SharedLog {
       this.pump();
       return;
     }
+    const segmentsTouched = this.segments.takeTouched();
+    for (const op of segmentsTouched.ops) ops.push(op);
     this.writing = true;
-    this.db.batch(ops, this.options.sync).then(
+    // Segment bytes are on disk before the batch that points at them (segments.ts, crash order).
+    const segmentsReady =
+      appendFailure !== undefined ? Promise.reject(appendFailure) : this.options.sync && segmentsTouched.segments.length > 0 ? this.segments.sync(segmentsTouched.segments) : Promise.resolve();
+    segmentsReady.then(() => this.db.batch(ops, this.options.sync)).then(
       () => {
         this.writing = false;
+        this.segments.committed(segmentsTouched.segments);
         const now = performance.now();
         for (const w of written) remember(w.ps, w.offset, w.encoded, w.conforms, now);
         for (const ps of touched.keys()) {
@@ -606,6 +638,13 @@ export class SharedLog {
         return { records, next: start + n, highWatermark };
       }
       const { keys, values } = await this.db.scan(recordRange(ps.topic.id, ps.partition, start, end), max);
+      try {
+        await this.resolvePointers(ps, values);
+      } catch (err) {
+        // Retention may have deleted a segment while this read was on its way to it.
+        if (ps.low > start) return await this.read(ps, ps.low, max, to);
+        throw err;
+      }
       const records: LogRecord[] = new Array<LogRecord>(keys.length);
       for (let i = 0; i < keys.length; i++) {
         const d = decodeRecord(values[i] as Buffer);
@@ -625,6 +664,21 @@ export class SharedLog {
     } finally {
       this.opDone();
     }
+  }
+
+  /** Replaces, in place, stored pointers with the records they point at in segment files. */
+  private async resolvePointers(ps: PartitionState, values: Buffer[]): Promise<void> {
+    let at: number[] | undefined;
+    let pointers: SegmentPointer[] | undefined;
+    for (let i = 0; i < values.length; i++) {
+      const p = pointerOf(values[i]!);
+      if (p === undefined) continue;
+      (at ??= []).push(i);
+      (pointers ??= []).push(p);
+    }
+    if (at === undefined || pointers === undefined) return;
+    const records = await this.segments.read(ps.topic.id, ps.partition, pointers);
+    for (let k = 0; k < at.length; k++) values[at[k]!] = records[k]!;
   }
 
   /** First offset whose timestamp is >= `timestamp` (Kafka ListOffsets semantics), else `visible`. */
@@ -752,6 +806,12 @@ export class SharedLog {
     const range = recordPartitionRange(ps.topic.id, ps.partition);
     await this.db.clear({ gte: range.gte, lt: recordKey(ps.topic.id, ps.partition, newLow) });
     await this.trimTimeIndex(ps, newLow);
+    // Segments whose records are all gone: their keys first, then the files (segments.ts).
+    const expired = this.segments.expired(ps.topic.id, ps.partition, newLow);
+    if (expired.keys.length > 0) {
+      await this.db.batch(expired.keys.map((key) => ({ type: 'del', key })), this.options.sync);
+      this.segments.removeFiles(expired.segments);
+    }
     return newLow - oldLow;
   }
 
@@ -867,6 +927,7 @@ export class SharedLog {
     this.closed = true;
     await this.idle();
     for (const topic of this.topicsByName.values()) for (const ps of topic.partitions) wake(ps);
+    this.segments.close();
     await this.db.close();
   }
 }

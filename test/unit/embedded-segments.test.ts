@@ -1,0 +1,221 @@
+/**
+ * Large records of the embedded log in segment files (services/runtime/embedded/segments.ts):
+ * RocksDB keeps 21-byte pointers, reads give back the records as sent, from memory, from RocksDB
+ * and after a reopen; files nobody points at are removed at open; retention deletes whole segments;
+ * records stored whole by the previous format stay readable beside pointers.
+ */
+import { afterEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { ManualClock } from '../../services/runtime/clock.ts';
+import { EmbeddedTransport } from '../../services/runtime/embedded/index.ts';
+import type { EmbeddedTransportOptions } from '../../services/runtime/embedded/index.ts';
+import type { LogRecord, OutRecord } from '../../services/runtime/transport.ts';
+import { RocksStore } from '../../services/runtime/embedded/rocks.ts';
+import { encodeRecord } from '../../services/runtime/embedded/codec.ts';
+import { boundsKey, encodeBounds, formatKey, metaKey, recordKey } from '../../services/runtime/embedded/keys.ts';
+import { EXTERNAL_MIN_BYTES } from '../../services/runtime/embedded/segments.ts';
+import { removeDir, tempDir } from '../support/transports.ts';
+
+const silent = pino({ level: 'silent' });
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) removeDir(d);
+});
+
+function testDir(): string {
+  const dir = tempDir();
+  dirs.push(dir);
+  return dir;
+}
+
+function open(dir: string, extra: Partial<EmbeddedTransportOptions> = {}): Promise<EmbeddedTransport> {
+  return EmbeddedTransport.open({ dir, logger: silent, maintenanceIntervalMs: 0, ...extra });
+}
+
+async function readAll(t: EmbeddedTransport, topic: string, partition: number): Promise<LogRecord[]> {
+  const out: LogRecord[] = [];
+  for await (const chunk of t.readPartition(topic, partition, 0, Number.MAX_SAFE_INTEGER)) out.push(...chunk);
+  return out;
+}
+
+/** The n-th test value: small for most n, a 20 KB body for every third. */
+function body(n: number): Buffer {
+  return n % 3 === 0 ? Buffer.alloc(20_000 + n, 97 + (n % 26)) : Buffer.from(`small ${n}`);
+}
+
+function records(topic: string, from: number, count: number, extra: Partial<OutRecord> = {}): OutRecord[] {
+  return Array.from({ length: count }, (_, i) => ({ topic, key: `k${from + i}`, value: body(from + i), headers: { n: String(from + i) }, partition: 0, ...extra }));
+}
+
+function assertRecords(got: readonly LogRecord[], from: number, count: number): void {
+  assert.equal(got.length, count);
+  got.forEach((r, i) => {
+    const n = from + i;
+    assert.equal(r.key, `k${n}`);
+    assert.equal(r.headers.n, String(n));
+    assert.ok(r.value?.equals(body(n)), `record ${r.offset} (n=${n}) has its own value`);
+  });
+}
+
+/** Segment files of a topic's partition 0, by name. */
+function segmentFiles(dir: string): string[] {
+  const root = join(dir, 'segments');
+  if (!existsSync(root)) return [];
+  return readdirSync(root).flatMap((p) => readdirSync(join(root, p)).map((f) => join(root, p, f))).sort();
+}
+
+/** Raw values RocksDB holds for a partition's records, and the topic's id. */
+async function storedValues(dir: string, topic: string, count: number): Promise<{ id: number; values: (Buffer | undefined)[] }> {
+  const raw = await RocksStore.open(join(dir, 'log'));
+  try {
+    const [meta] = await raw.getMany([metaKey(topic)]);
+    const id = (JSON.parse(String(meta)) as { id: number }).id;
+    const values = await raw.getMany(Array.from({ length: count }, (_, i) => recordKey(id, 0, i)));
+    return { id, values };
+  } finally {
+    await raw.close();
+  }
+}
+
+describe('embedded log segment files', () => {
+  it('keeps large records in segment files and pointers in RocksDB, compacted topics excepted', async () => {
+    const dir = testDir();
+    const t = await open(dir);
+    await t.ensureTopics([{ name: 'pages', partitions: 1 }, { name: 'compacted', partitions: 1, config: { 'cleanup.policy': 'compact' } }]);
+    await t.send(records('pages', 0, 30));
+    await t.send(records('compacted', 0, 3));
+    // From the in-memory tail, right after the write.
+    assertRecords(await readAll(t, 'pages', 0), 0, 30);
+    await t.close();
+
+    const { values } = await storedValues(dir, 'pages', 30);
+    values.forEach((v, n) => {
+      if (body(n).length >= EXTERNAL_MIN_BYTES) assert.equal(v?.length, 21, `record ${n} is a pointer`);
+      else assert.ok((v?.length ?? 0) > 21 && (v?.length ?? 0) < 100, `record ${n} is stored whole`);
+    });
+    const compacted = await storedValues(dir, 'compacted', 1);
+    assert.ok((compacted.values[0]?.length ?? 0) > 20_000, 'a compacted topic keeps its records in RocksDB');
+    assert.equal(segmentFiles(dir).length, 1);
+
+    // Reopened: nothing in memory, every read goes through RocksDB and the segment file.
+    const t2 = await open(dir);
+    try {
+      assertRecords(await readAll(t2, 'pages', 0), 0, 30);
+      const d = await t2.describeTopic('pages');
+      assert.deepEqual(d?.partitions[0], { partition: 0, low: 0, high: 30 });
+    } finally {
+      await t2.close();
+    }
+  });
+
+  it('removes files no batch points at when it opens, and appends to a segment of its own', async () => {
+    const dir = testDir();
+    const t = await open(dir);
+    await t.ensureTopics([{ name: 'pages', partitions: 1 }]);
+    await t.send(records('pages', 0, 12));
+    await t.close();
+    const [segment] = segmentFiles(dir);
+    assert.ok(segment);
+    // What a process killed after writing segment bytes but before the batch could leave: bytes
+    // past the last pointer, and a new segment no committed batch names.
+    appendFileSync(segment, Buffer.alloc(30_000, 1));
+    const stray = join(segment, '..', '0000000007.seg');
+    writeFileSync(stray, Buffer.alloc(25_000, 2));
+
+    const t2 = await open(dir, { sync: true });
+    try {
+      assert.equal(existsSync(stray), false, 'the unreferenced segment is removed');
+      assertRecords(await readAll(t2, 'pages', 0), 0, 12);
+      await t2.send(records('pages', 12, 9));
+      const files = segmentFiles(dir);
+      assert.equal(files.length, 2, 'appends go to a new segment');
+      assert.ok(!files.includes(stray) && files.every((f) => !f.endsWith('0000000007.seg')), 'a stray file number is not reused');
+      assertRecords(await readAll(t2, 'pages', 0), 0, 21);
+    } finally {
+      await t2.close();
+    }
+    const t3 = await open(dir);
+    try {
+      assertRecords(await readAll(t3, 'pages', 0), 0, 21);
+    } finally {
+      await t3.close();
+    }
+  });
+
+  it('rolls segments at segment.bytes and deletes whole segments once retention has passed them', async () => {
+    const dir = testDir();
+    const clock = new ManualClock(100_000);
+    const t = await open(dir, { clock });
+    try {
+      await t.ensureTopics([{ name: 'pages', partitions: 1, config: { 'retention.ms': '1000', 'segment.bytes': '50000' } }]);
+      // 10 old bodies of 20 KB (three per segment), then 4 fresh ones.
+      for (let n = 0; n < 30; n += 3) await t.send(records('pages', n, 3));
+      const old = segmentFiles(dir);
+      assert.ok(old.length >= 4, `${old.length} segments for 200 KB at 50 KB each`);
+      clock.advance(2_000);
+      await t.send(records('pages', 30, 10));
+      const report = await t.maintain();
+      assert.equal(report.expired, 30);
+      const left = segmentFiles(dir);
+      assert.ok(left.length < old.length, 'expired segments are deleted');
+      // What is left holds no expired body but the one appended to (never deleted while in use).
+      assertRecords(await readAll(t, 'pages', 0), 30, 10);
+      await t.close();
+
+      const t2 = await open(dir, { clock });
+      try {
+        assertRecords(await readAll(t2, 'pages', 0), 30, 10);
+        clock.advance(2_000);
+        await t2.send(records('pages', 40, 3));
+        assert.equal((await t2.maintain()).expired, 10);
+        // The previous process's last segment is not in use any more: it goes too.
+        assert.equal(segmentFiles(dir).length, 1);
+        assertRecords(await readAll(t2, 'pages', 0), 40, 3);
+      } finally {
+        await t2.close();
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('reads records stored whole by format 2 beside the pointers format 3 writes', async () => {
+    const dir = testDir();
+    const t = await open(dir);
+    await t.ensureTopics([{ name: 'pages', partitions: 1 }]);
+    await t.close();
+    // Format 2 kept every record in RocksDB, bodies included.
+    const raw = await RocksStore.open(join(dir, 'log'));
+    try {
+      const [meta] = await raw.getMany([metaKey('pages')]);
+      const id = (JSON.parse(String(meta)) as { id: number }).id;
+      const ops = Array.from({ length: 6 }, (_, n) => ({ type: 'put' as const, key: recordKey(id, 0, n), value: encodeRecord(1_000 + n, `k${n}`, body(n), { n: String(n) }) }));
+      await raw.batch([...ops, { type: 'put', key: boundsKey(id, 0), value: encodeBounds(0, 6) }, { type: 'put', key: formatKey, value: Buffer.from('2') }], true);
+    } finally {
+      await raw.close();
+    }
+    const t2 = await open(dir);
+    try {
+      assertRecords(await readAll(t2, 'pages', 0), 0, 6);
+      await t2.send(records('pages', 6, 6));
+      assertRecords(await readAll(t2, 'pages', 0), 0, 12);
+    } finally {
+      await t2.close();
+    }
+    const check = await RocksStore.open(join(dir, 'log'));
+    try {
+      assert.equal((await check.getMany([formatKey]))[0]?.toString(), '3');
+    } finally {
+      await check.close();
+    }
+    const t3 = await open(dir);
+    try {
+      assertRecords(await readAll(t3, 'pages', 0), 0, 12);
+    } finally {
+      await t3.close();
+    }
+  });
+});
