@@ -2,11 +2,12 @@
  * Large records of the embedded log in segment files (services/runtime/embedded/segments.ts):
  * RocksDB keeps 21-byte pointers, reads give back the records as sent, from memory, from RocksDB
  * and after a reopen; files nobody points at are removed at open; retention deletes whole segments;
- * records stored whole by the previous format stay readable beside pointers.
+ * records stored whole by the previous format stay readable beside pointers; a record whose bytes a
+ * machine crash lost reads as an empty record that says so.
  */
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { ManualClock } from '../../services/runtime/clock.ts';
@@ -17,6 +18,7 @@ import { RocksStore } from '../../services/runtime/embedded/rocks.ts';
 import { encodeRecord } from '../../services/runtime/embedded/codec.ts';
 import { boundsKey, encodeBounds, formatKey, metaKey, recordKey } from '../../services/runtime/embedded/keys.ts';
 import { EXTERNAL_MIN_BYTES } from '../../services/runtime/embedded/segments.ts';
+import { LOST_RECORD_HEADER } from '../../services/runtime/embedded/log.ts';
 import { removeDir, tempDir } from '../support/transports.ts';
 
 const silent = pino({ level: 'silent' });
@@ -179,6 +181,33 @@ describe('embedded log segment files', () => {
       }
     } finally {
       await t.close();
+    }
+  });
+
+  it('reads a record whose bytes never reached the disk as an empty record that says so', async () => {
+    const dir = testDir();
+    const t = await open(dir);
+    await t.ensureTopics([{ name: 'pages', partitions: 1 }]);
+    await t.send(records('pages', 0, 12));
+    await t.close();
+    // A machine crash without fsync: the batch reached the disk, the last body (n = 9) did not.
+    const [segment] = segmentFiles(dir);
+    assert.ok(segment);
+    truncateSync(segment, statSync(segment).size - 5_000);
+    const t2 = await open(dir);
+    try {
+      const got = await readAll(t2, 'pages', 0);
+      assert.equal(got.length, 12);
+      assertRecords(got.slice(0, 9), 0, 9);
+      const lost = got[9]!;
+      assert.equal(lost.value, null);
+      assert.match(lost.headers[LOST_RECORD_HEADER] ?? '', /record lost: segment 1 of pages-0/);
+      // Records after it that are stored whole are read as usual, and the log goes on.
+      assertRecords(got.slice(10), 10, 2);
+      await t2.send(records('pages', 12, 3));
+      assertRecords((await readAll(t2, 'pages', 0)).slice(12), 12, 3);
+    } finally {
+      await t2.close();
     }
   });
 

@@ -15,7 +15,7 @@ import { mkdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { LogRecord, RecordMetadata } from '../transport.ts';
 import type { KeyValueDb } from '../rocksdb.ts';
-import { decodeRecord, encodePointer, peekRecord, pointerOf, recordTimestamp } from './codec.ts';
+import { decodeRecord, encodePointer, encodeRecord, peekRecord, pointerOf, recordTimestamp } from './codec.ts';
 import type { SegmentPointer } from './codec.ts';
 import { EXTERNAL_MIN_BYTES, SegmentFiles, segmentBytesOf } from './segments.ts';
 import {
@@ -53,6 +53,8 @@ import type { BatchOp } from './rocks.ts';
  */
 const FORMAT_VERSION = '3';
 const UPGRADABLE_FORMATS = new Set(['1', '2']);
+/** Header of the empty record read in place of one lost in a machine crash (resolvePointers). */
+export const LOST_RECORD_HEADER = 'meguri.lost';
 /** Kafka's default delete.retention.ms: how long tombstones survive compaction. */
 const DEFAULT_DELETE_RETENTION_MS = 86_400_000;
 /** Upper bounds of one group-commit batch (a single job is never split). */
@@ -678,7 +680,20 @@ export class SharedLog {
     }
     if (at === undefined || pointers === undefined) return;
     const records = await this.segments.read(ps.topic.id, ps.partition, pointers);
-    for (let k = 0; k < at.length; k++) values[at[k]!] = records[k]!;
+    for (let k = 0; k < at.length; k++) {
+      const i = at[k]!;
+      const record = records[k];
+      if (record !== undefined) {
+        values[i] = record;
+        continue;
+      }
+      // Lost in a machine crash (segments.ts): an empty record that says so, not a stuck reader.
+      // Consumers dead-letter it like any record without a value.
+      const p = pointers[k]!;
+      const reason = `record lost: segment ${p.seq} of ${ps.topic.name}-${ps.partition} ends before its bytes (a machine crash without fsync)`;
+      this.logger.error({ topic: ps.topic.name, partition: ps.partition, segment: p.seq }, `embedded log: ${reason}`);
+      values[i] = encodeRecord(recordTimestamp(values[i]!), null, null, { [LOST_RECORD_HEADER]: reason });
+    }
   }
 
   /** First offset whose timestamp is >= `timestamp` (Kafka ListOffsets semantics), else `visible`. */
