@@ -17,7 +17,7 @@ import type { LogRecord, OutRecord } from '../../services/runtime/transport.ts';
 import { RocksStore } from '../../services/runtime/embedded/rocks.ts';
 import { encodeRecord } from '../../services/runtime/embedded/codec.ts';
 import { boundsKey, encodeBounds, formatKey, metaKey, recordKey } from '../../services/runtime/embedded/keys.ts';
-import { EXTERNAL_MIN_BYTES } from '../../services/runtime/embedded/segments.ts';
+import { EXTERNAL_MIN_BYTES, MAX_SEGMENT_BYTES, SEGMENT_BYTES, segmentBytesOf } from '../../services/runtime/embedded/segments.ts';
 import { LOST_RECORD_HEADER } from '../../services/runtime/embedded/log.ts';
 import { removeDir, tempDir } from '../support/transports.ts';
 
@@ -182,6 +182,14 @@ describe('embedded log segment files', () => {
     } finally {
       await t.close();
     }
+  });
+
+  it('takes segment.bytes from the topic, within what 32-bit positions allow', () => {
+    assert.equal(segmentBytesOf({}), SEGMENT_BYTES);
+    assert.equal(segmentBytesOf({ 'segment.bytes': '50000' }), 50_000);
+    assert.equal(segmentBytesOf({ 'segment.bytes': String(2 ** 31 - 1) }), MAX_SEGMENT_BYTES);
+    assert.equal(segmentBytesOf({ 'segment.bytes': 'lots' }), SEGMENT_BYTES);
+    assert.equal(segmentBytesOf({ 'segment.bytes': '0' }), SEGMENT_BYTES);
   });
 
   it('reads a record whose bytes never reached the disk as an empty record that says so', async () => {

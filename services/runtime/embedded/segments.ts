@@ -34,10 +34,13 @@ export const EXTERNAL_MIN_BYTES = 4096;
  */
 export const SEGMENT_BYTES = 64 * 1024 * 1024;
 
-/** The topic's `segment.bytes`, or SEGMENT_BYTES. */
+/** Largest `segment.bytes` honoured: positions in a segment are 32-bit (Kafka allows up to 2^31 − 1). */
+export const MAX_SEGMENT_BYTES = 1024 * 1024 * 1024;
+
+/** The topic's `segment.bytes` (at most MAX_SEGMENT_BYTES), or SEGMENT_BYTES. */
 export function segmentBytesOf(config: Readonly<Record<string, string>>): number {
   const n = Number(config['segment.bytes']);
-  return Number.isFinite(n) && n > 0 ? n : SEGMENT_BYTES;
+  return Number.isFinite(n) && n > 0 ? Math.min(n, MAX_SEGMENT_BYTES) : SEGMENT_BYTES;
 }
 
 interface Segment {
