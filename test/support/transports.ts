@@ -2,6 +2,7 @@
  * Both transports for contract tests: every pipeline test runs once on the embedded log and once on
  * the real Kafka broker started by the test runner (KAFKA_BROKERS).
  */
+import { afterEach } from 'node:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +25,22 @@ export function tempDir(prefix = 'meguri-test-'): string {
 
 export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * For a test file: a function that makes a temporary directory, each removed after the test that
+ * made it (registers an afterEach hook of node:test).
+ */
+export function dirsRemovedAfterEach(prefix?: string): () => string {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) removeDir(d);
+  });
+  return () => {
+    const dir = tempDir(prefix);
+    dirs.push(dir);
+    return dir;
+  };
 }
 
 /** A unique topic prefix, so tests sharing one broker never see each other's records. */

@@ -5,7 +5,7 @@
  * records stored whole by the previous format stay readable beside pointers; a record whose bytes a
  * machine crash lost reads as an empty record that says so.
  */
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, existsSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,22 +19,29 @@ import { encodeRecord } from '../../services/runtime/embedded/codec.ts';
 import { boundsKey, encodeBounds, formatKey, metaKey, recordKey } from '../../services/runtime/embedded/keys.ts';
 import { EXTERNAL_MIN_BYTES, MAX_SEGMENT_BYTES, SEGMENT_BYTES, segmentBytesOf } from '../../services/runtime/embedded/segments.ts';
 import { LOST_RECORD_HEADER } from '../../services/runtime/embedded/log.ts';
-import { removeDir, tempDir } from '../support/transports.ts';
+import { dirsRemovedAfterEach } from '../support/transports.ts';
 
 const silent = pino({ level: 'silent' });
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) removeDir(d);
-});
-
-function testDir(): string {
-  const dir = tempDir();
-  dirs.push(dir);
-  return dir;
-}
+const testDir = dirsRemovedAfterEach();
 
 function open(dir: string, extra: Partial<EmbeddedTransportOptions> = {}): Promise<EmbeddedTransport> {
   return EmbeddedTransport.open({ dir, logger: silent, maintenanceIntervalMs: 0, ...extra });
+}
+
+/** Opens the log in `dir`, runs `fn` with it, closes it. */
+async function withLog<T>(dir: string, fn: (t: EmbeddedTransport) => Promise<T>, extra: Partial<EmbeddedTransportOptions> = {}): Promise<T> {
+  const t = await open(dir, extra);
+  try {
+    return await fn(t);
+  } finally {
+    await t.close();
+  }
+}
+
+/** The id the log gave a topic (from its metadata key). */
+async function topicId(raw: RocksStore, topic: string): Promise<number> {
+  const [meta] = await raw.getMany([metaKey(topic)]);
+  return (JSON.parse(String(meta)) as { id: number }).id;
 }
 
 async function readAll(t: EmbeddedTransport, topic: string, partition: number): Promise<LogRecord[]> {
@@ -73,8 +80,7 @@ function segmentFiles(dir: string): string[] {
 async function storedValues(dir: string, topic: string, count: number): Promise<{ id: number; values: (Buffer | undefined)[] }> {
   const raw = await RocksStore.open(join(dir, 'log'));
   try {
-    const [meta] = await raw.getMany([metaKey(topic)]);
-    const id = (JSON.parse(String(meta)) as { id: number }).id;
+    const id = await topicId(raw, topic);
     const values = await raw.getMany(Array.from({ length: count }, (_, i) => recordKey(id, 0, i)));
     return { id, values };
   } finally {
@@ -103,14 +109,11 @@ describe('embedded log segment files', () => {
     assert.equal(segmentFiles(dir).length, 1);
 
     // Reopened: nothing in memory, every read goes through RocksDB and the segment file.
-    const t2 = await open(dir);
-    try {
+    await withLog(dir, async (t2) => {
       assertRecords(await readAll(t2, 'pages', 0), 0, 30);
       const d = await t2.describeTopic('pages');
       assert.deepEqual(d?.partitions[0], { partition: 0, low: 0, high: 30 });
-    } finally {
-      await t2.close();
-    }
+    });
   });
 
   it('removes files no batch points at when it opens, and appends to a segment of its own', async () => {
@@ -127,24 +130,20 @@ describe('embedded log segment files', () => {
     const stray = join(segment, '..', '0000000007.seg');
     writeFileSync(stray, Buffer.alloc(25_000, 2));
 
-    const t2 = await open(dir, { sync: true });
-    try {
-      assert.equal(existsSync(stray), false, 'the unreferenced segment is removed');
-      assertRecords(await readAll(t2, 'pages', 0), 0, 12);
-      await t2.send(records('pages', 12, 9));
-      const files = segmentFiles(dir);
-      assert.equal(files.length, 2, 'appends go to a new segment');
-      assert.ok(!files.includes(stray) && files.every((f) => !f.endsWith('0000000007.seg')), 'a stray file number is not reused');
-      assertRecords(await readAll(t2, 'pages', 0), 0, 21);
-    } finally {
-      await t2.close();
-    }
-    const t3 = await open(dir);
-    try {
-      assertRecords(await readAll(t3, 'pages', 0), 0, 21);
-    } finally {
-      await t3.close();
-    }
+    await withLog(
+      dir,
+      async (t2) => {
+        assert.equal(existsSync(stray), false, 'the unreferenced segment is removed');
+        assertRecords(await readAll(t2, 'pages', 0), 0, 12);
+        await t2.send(records('pages', 12, 9));
+        const files = segmentFiles(dir);
+        assert.equal(files.length, 2, 'appends go to a new segment');
+        assert.ok(!files.includes(stray) && files.every((f) => !f.endsWith('0000000007.seg')), 'a stray file number is not reused');
+        assertRecords(await readAll(t2, 'pages', 0), 0, 21);
+      },
+      { sync: true },
+    );
+    await withLog(dir, async (t3) => assertRecords(await readAll(t3, 'pages', 0), 0, 21));
   });
 
   it('rolls segments at segment.bytes and deletes whole segments once retention has passed them', async () => {
@@ -202,8 +201,7 @@ describe('embedded log segment files', () => {
     const [segment] = segmentFiles(dir);
     assert.ok(segment);
     truncateSync(segment, statSync(segment).size - 5_000);
-    const t2 = await open(dir);
-    try {
+    await withLog(dir, async (t2) => {
       const got = await readAll(t2, 'pages', 0);
       assert.equal(got.length, 12);
       assertRecords(got.slice(0, 9), 0, 9);
@@ -214,9 +212,7 @@ describe('embedded log segment files', () => {
       assertRecords(got.slice(10), 10, 2);
       await t2.send(records('pages', 12, 3));
       assertRecords((await readAll(t2, 'pages', 0)).slice(12), 12, 3);
-    } finally {
-      await t2.close();
-    }
+    });
   });
 
   it('reads records stored whole by format 2 beside the pointers format 3 writes', async () => {
@@ -227,32 +223,23 @@ describe('embedded log segment files', () => {
     // Format 2 kept every record in RocksDB, bodies included.
     const raw = await RocksStore.open(join(dir, 'log'));
     try {
-      const [meta] = await raw.getMany([metaKey('pages')]);
-      const id = (JSON.parse(String(meta)) as { id: number }).id;
+      const id = await topicId(raw, 'pages');
       const ops = Array.from({ length: 6 }, (_, n) => ({ type: 'put' as const, key: recordKey(id, 0, n), value: encodeRecord(1_000 + n, `k${n}`, body(n), { n: String(n) }) }));
       await raw.batch([...ops, { type: 'put', key: boundsKey(id, 0), value: encodeBounds(0, 6) }, { type: 'put', key: formatKey, value: Buffer.from('2') }], true);
     } finally {
       await raw.close();
     }
-    const t2 = await open(dir);
-    try {
+    await withLog(dir, async (t2) => {
       assertRecords(await readAll(t2, 'pages', 0), 0, 6);
       await t2.send(records('pages', 6, 6));
       assertRecords(await readAll(t2, 'pages', 0), 0, 12);
-    } finally {
-      await t2.close();
-    }
+    });
     const check = await RocksStore.open(join(dir, 'log'));
     try {
       assert.equal((await check.getMany([formatKey]))[0]?.toString(), '3');
     } finally {
       await check.close();
     }
-    const t3 = await open(dir);
-    try {
-      assertRecords(await readAll(t3, 'pages', 0), 0, 12);
-    } finally {
-      await t3.close();
-    }
+    await withLog(dir, async (t3) => assertRecords(await readAll(t3, 'pages', 0), 0, 12));
   });
 });

@@ -3,7 +3,7 @@
  * database and their writes go into the commit's atomic write, with no changelog. A directory of the
  * older layout (stores in state/<group>/p<n>, kept through changelogs) is taken over once.
  */
-import { describe, it, afterEach } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,20 +12,11 @@ import { StateManager } from '../../services/runtime/state-manager.ts';
 import { TaskStores } from '../../services/runtime/store.ts';
 import { RocksStore } from '../../services/runtime/embedded/rocks.ts';
 import { formatKey } from '../../services/runtime/embedded/keys.ts';
-import { tempDir, removeDir } from '../support/transports.ts';
+import { dirsRemovedAfterEach } from '../support/transports.ts';
 
 const CHANGELOG = 'g.counts.changelog';
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) removeDir(d);
-});
-
 /** A temporary directory removed after the test. */
-function testDir(): string {
-  const dir = tempDir();
-  dirs.push(dir);
-  return dir;
-}
+const testDir = dirsRemovedAfterEach();
 
 function manager(transport: EmbeddedTransport, dataDir: string, metrics = new ServiceMetrics('inline-test')): StateManager {
   return new StateManager({
