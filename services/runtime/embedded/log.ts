@@ -569,8 +569,9 @@ export class SharedLog {
     for (const op of segmentsTouched.ops) ops.push(op);
     this.writing = true;
     // Segment bytes are on disk before the batch that points at them (segments.ts, crash order).
-    const segmentsReady =
-      appendFailure !== undefined ? Promise.reject(appendFailure) : this.options.sync && segmentsTouched.segments.length > 0 ? this.segments.sync(segmentsTouched.segments) : Promise.resolve();
+    let segmentsReady = Promise.resolve();
+    if (appendFailure !== undefined) segmentsReady = Promise.reject(appendFailure);
+    else if (this.options.sync && segmentsTouched.segments.length > 0) segmentsReady = this.segments.sync(segmentsTouched.segments);
     segmentsReady.then(() => this.db.batch(ops, this.options.sync)).then(
       () => {
         this.writing = false;
