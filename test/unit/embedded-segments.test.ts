@@ -44,6 +44,17 @@ async function topicId(raw: RocksStore, topic: string): Promise<number> {
   return (JSON.parse(String(meta)) as { id: number }).id;
 }
 
+/** Writes records 0 … count−1 to a new `pages` topic in `dir`, closes the log, returns its one segment file. */
+async function writtenSegment(dir: string, count: number): Promise<string> {
+  await withLog(dir, async (t) => {
+    await t.ensureTopics([{ name: 'pages', partitions: 1 }]);
+    await t.send(records('pages', 0, count));
+  });
+  const files = segmentFiles(dir);
+  assert.equal(files.length, 1);
+  return files[0]!;
+}
+
 async function readAll(t: EmbeddedTransport, topic: string, partition: number): Promise<LogRecord[]> {
   const out: LogRecord[] = [];
   for await (const chunk of t.readPartition(topic, partition, 0, Number.MAX_SAFE_INTEGER)) out.push(...chunk);
@@ -118,12 +129,7 @@ describe('embedded log segment files', () => {
 
   it('removes files no batch points at when it opens, and appends to a segment of its own', async () => {
     const dir = testDir();
-    const t = await open(dir);
-    await t.ensureTopics([{ name: 'pages', partitions: 1 }]);
-    await t.send(records('pages', 0, 12));
-    await t.close();
-    const [segment] = segmentFiles(dir);
-    assert.ok(segment);
+    const segment = await writtenSegment(dir, 12);
     // What a process killed after writing segment bytes but before the batch could leave: bytes
     // past the last pointer, and a new segment no committed batch names.
     appendFileSync(segment, Buffer.alloc(30_000, 1));
@@ -193,13 +199,8 @@ describe('embedded log segment files', () => {
 
   it('reads a record whose bytes never reached the disk as an empty record that says so', async () => {
     const dir = testDir();
-    const t = await open(dir);
-    await t.ensureTopics([{ name: 'pages', partitions: 1 }]);
-    await t.send(records('pages', 0, 12));
-    await t.close();
+    const segment = await writtenSegment(dir, 12);
     // A machine crash without fsync: the batch reached the disk, the last body (n = 9) did not.
-    const [segment] = segmentFiles(dir);
-    assert.ok(segment);
     truncateSync(segment, statSync(segment).size - 5_000);
     await withLog(dir, async (t2) => {
       const got = await readAll(t2, 'pages', 0);
