@@ -7,7 +7,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, existsSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { ManualClock } from '../../services/runtime/clock.ts';
@@ -213,6 +213,19 @@ describe('embedded log segment files', () => {
       assertRecords(got.slice(10), 10, 2);
       await t2.send(records('pages', 12, 3));
       assertRecords((await readAll(t2, 'pages', 0)).slice(12), 12, 3);
+    });
+  });
+
+  it('names the segment file when one that still holds records was removed', async () => {
+    const dir = testDir();
+    rmSync(await writtenSegment(dir, 6));
+    await withLog(dir, async (t) => {
+      await assert.rejects(readAll(t, 'pages', 0), /segment file .*0000000001\.seg is missing/);
+      // Appends still work, into a segment of their own.
+      await t.send(records('pages', 6, 3));
+      const fresh: LogRecord[] = [];
+      for await (const chunk of t.readPartition('pages', 0, 6, 9)) fresh.push(...chunk);
+      assertRecords(fresh, 6, 3);
     });
   });
 

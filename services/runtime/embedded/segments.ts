@@ -208,7 +208,13 @@ export class SegmentFiles {
   private async readSpan(segment: Segment, position: number, length: number): Promise<Buffer> {
     segment.readers++;
     try {
-      segment.fd ??= openSync(segment.file, 'r');
+      try {
+        segment.fd ??= openSync(segment.file, 'r');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        // Only removed by hand: retention deletes a segment's key before its file.
+        throw new Error(`embedded log: segment file ${segment.file} is missing; the records it held cannot be read`, { cause: err });
+      }
       const fd = segment.fd;
       const buf = Buffer.allocUnsafe(length);
       let done = 0;
