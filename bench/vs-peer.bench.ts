@@ -24,7 +24,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { machineInfo, machineLine } from './machine.ts';
 import { rampUp } from './vs-peer/ramp-up.ts';
@@ -83,14 +83,19 @@ async function startWeb(): Promise<{ pid: number; resolve: Record<string, string
   return { pid: child.pid!, resolve: info.resolve, seeds, port: info.port, stop: () => child.kill('SIGTERM') };
 }
 
-/** Runs one contender as its own process; returns its stdout and its usage as it exited. */
-async function runProcess(args: string[]): Promise<{ stdout: string; usage: Usage; wallMs: number }> {
+/**
+ * Runs one contender as its own process; returns its stdout and its usage as it exited. `command`
+ * is what a user runs: node with the peer's script, meguri's own launcher (bin/meguri.js as a
+ * program, which picks meguri's Node flags). The usage reporter is preloaded through NODE_OPTIONS.
+ */
+async function runProcess(command: string, args: string[]): Promise<{ stdout: string; usage: Usage; wallMs: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'meguri-vs-peer-'));
   const usageFile = join(dir, 'usage.json');
   const t0 = performance.now();
-  const child = spawn(process.execPath, ['--import', usagePreload, ...args], {
+  const nodeOptions = [process.env.NODE_OPTIONS, `--import=${pathToFileURL(usagePreload).href}`].filter(Boolean).join(' ');
+  const child = spawn(command, args, {
     cwd: root,
-    env: { ...process.env, MEGURI_BENCH_USAGE_FILE: usageFile },
+    env: { ...process.env, NODE_OPTIONS: nodeOptions, MEGURI_BENCH_USAGE_FILE: usageFile },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let stdout = '';
@@ -166,7 +171,7 @@ function rowOf(crawler: string, run: { usage: Usage }, out: { pages: number; ela
 async function peer(web: Awaited<ReturnType<typeof startWeb>>): Promise<Row> {
   const cpu0 = cpuSecondsOf(web.pid);
   const cfg = JSON.stringify({ seeds: web.seeds, resolve: web.resolve, maxPages, connections: 128 });
-  const r = await runProcess([join(root, 'bench/vs-peer/node-crawler-peer.mjs'), cfg]);
+  const r = await runProcess(process.execPath, [join(root, 'bench/vs-peer/node-crawler-peer.mjs'), cfg]);
   const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { pages: number; errors: number; elapsedS: number; pagesPerS: number };
   return rowOf('node-crawler 2.0.2', r, { ...out, duplicates: 'n/a' }, cpuSecondsOf(web.pid) - cpu0);
 }
@@ -180,12 +185,12 @@ async function meguri(web: Awaited<ReturnType<typeof startWeb>>, kind: 'embedded
   const maxPerHost = Number(values['max-per-host']);
   const maxPerIp = Number(values['max-per-ip'] ?? Math.max(2, maxPerHost));
   writeFileSync(config, JSON.stringify({ minIntervalMs: 0, politeness: { kFactor: 0, suspendEnabled: false, maxPerHost, maxPerIp } }));
-  const args = [join(root, 'bin/meguri.js'), 'crawl', ...web.seeds, '--data', join(dir, 'data'), '--max-pages', String(maxPages), '--min-interval', '0', '--scheduler-config', config];
+  const args = ['crawl', ...web.seeds, '--data', join(dir, 'data'), '--max-pages', String(maxPages), '--min-interval', '0', '--scheduler-config', config];
   args.push('--dns', 'static', ...Object.entries(web.resolve).flatMap(([name, ip]) => ['--resolve', `${name}=${ip}`]), '--no-progress', '--partitions', values.partitions);
   if (values['parser-workers'] !== undefined) args.push('--parser-workers', values['parser-workers']);
   if (kind === 'kafka') args.push('--kafka', values.kafka, '--topic-prefix', `vs-peer-${Date.now()}.`, '--replication-factor', '1', '--min-insync-replicas', '1');
   try {
-    const r = await runProcess(args);
+    const r = await runProcess(join(root, 'bin/meguri.js'), args);
     const s = JSON.parse(r.stdout) as { pagesFetched: number; elapsedS: number; pagesPerS: number; duplicateFetches: number; errors: number };
     return rowOf(`meguri crawl (${kind})`, r, { pages: s.pagesFetched, elapsedS: s.elapsedS, pagesPerS: s.pagesPerS, duplicates: s.duplicateFetches, errors: s.errors }, cpuSecondsOf(web.pid) - cpu0);
   } finally {

@@ -67,6 +67,19 @@ describe('meguri start-up: compiled dist/ or the sources', { timeout: 600_000 },
     assert.match(help.stdout, /Usage: meguri/);
   });
 
+  it('run as a program, bin/meguri.js becomes node with meguri\'s V8 flags in the same process', () => {
+    const dir = checkout(dirs);
+    const r = spawnSync(join(dir, 'bin/meguri.js'), ['--version'], { cwd: dir, encoding: 'utf8', env: { ...process.env, MEGURI_DEBUG: '1' } });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^\d+\.\d+\.\d+/);
+    // sh replaced itself with node: the pid the caller knows is the crawler's (signals, kill -9).
+    assert.match(r.stderr, new RegExp(`^meguri: process ${r.pid}, node flags: --max-semi-space-size=32$`, 'm'));
+    // Started by node directly, the launcher line is inert and node keeps the caller's flags.
+    const direct = node(dir, ['--max-semi-space-size=8', join(dir, 'bin/meguri.js'), '--version']);
+    assert.equal(direct.status, 0, direct.stderr);
+    assert.match(direct.stderr, /node flags: --max-semi-space-size=8$/m);
+  });
+
   it('after a build it runs dist/ with the same output; an edited source or MEGURI_NO_DIST runs the sources', () => {
     const dir = checkout(dirs);
     const build = node(dir, ['scripts/build.mjs']);
