@@ -135,7 +135,7 @@ async function commit(): Promise<number> {
   await stores.db.batch(ops);
   stores.committed();
   stateWrites.records += ops.length;
-  for (const op of ops) stateWrites.bytes += op.key.byteLength + (op.type === 'put' ? op.value.byteLength : 0);
+  for (const op of ops) stateWrites.bytes += Buffer.byteLength(op.key) + (op.type === 'put' ? Buffer.byteLength(op.value) : 0);
   return ops.length;
 }
 

@@ -14,16 +14,22 @@ interface NativeIterator {
   seek(target: Buffer): void;
 }
 
+/**
+ * A key or value as the binding takes it. A string is written as its UTF-8 bytes, converted by the
+ * binding itself: no Buffer is made on the JavaScript heap for it (state writes are strings).
+ */
+export type Bytes = Buffer | string;
+
 export interface NativeBatchOp {
   readonly type: 'put' | 'del';
-  readonly key: Buffer;
-  readonly value?: Buffer;
+  readonly key: Bytes;
+  readonly value?: Bytes;
 }
 
 /** The binding's chained batch: operations added one native call each, then written at once. */
 export interface NativeChainedBatch {
-  put(key: Buffer, value: Buffer): unknown;
-  del(key: Buffer): unknown;
+  put(key: Bytes, value: Bytes): unknown;
+  del(key: Bytes): unknown;
   write(options: Record<string, unknown>, cb: Callback): void;
 }
 
@@ -91,7 +97,7 @@ export interface RangeOptions {
   limit?: number;
 }
 
-export type BatchOp = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer };
+export type BatchOp = { type: 'put'; key: Bytes; value: Bytes } | { type: 'del'; key: Bytes };
 
 /**
  * What a task's state stores need of a database: RocksDb (a task's own directory) and the embedded

@@ -293,9 +293,18 @@ export class TaskStore<V> implements KeyValueStore<V> {
     }
   }
 
-  /** Local RocksDB operations for the pending writes. */
+  /**
+   * RocksDB operations for the pending writes, for a commit that writes them itself (inline state,
+   * tests). Keys and values go as strings: the binding converts them to UTF-8, so a commit makes no
+   * Buffer per write (a crawl writes ~100 per page).
+   */
   pendingOps(): BatchOp[] {
-    return this.opsOf(this.pending);
+    const ops: BatchOp[] = [];
+    for (const [k, v] of this.writes) {
+      const key = this.keyPrefix + k;
+      ops.push(v === undefined ? { type: 'del', key } : { type: 'put', key, value: JSON.stringify(v) });
+    }
+    return ops;
   }
 
   /** RocksDB operations for serialised writes (null = delete). */

@@ -38,3 +38,28 @@ test('a batch applies its puts and deletes in order; a bad operation fails the w
     removeDir(dir);
   }
 });
+
+test('string keys and values are written as their UTF-8 bytes, the same as Buffers of them', async () => {
+  const dir = tempDir('meguri-rocksdb-');
+  const db = await RocksDb.open(dir);
+  try {
+    // State keys hold a NUL separator; values are JSON, possibly with any Unicode text.
+    const key = 's:urls\u0000http://例え.test/ä?q=1';
+    const value = JSON.stringify({ t: 'Grüße 日本語 😀', n: 1 });
+    await db.batch([
+      { type: 'put', key, value },
+      { type: 'put', key: 'gone', value: 'x' },
+    ]);
+    assert.deepEqual(await db.get(b(key)), b(value));
+    const [raw] = await db.getMany([b(key)]);
+    assert.equal(raw?.toString('utf8'), value);
+    // A string delete removes the key a Buffer names, and the other way round.
+    await db.batch([{ type: 'del', key: 'gone' }, { type: 'put', key: b('other'), value: b('1') }]);
+    await db.batch([{ type: 'del', key: 'other' }]);
+    assert.equal(await db.get(b('gone')), undefined);
+    assert.equal(await db.get(b('other')), undefined);
+  } finally {
+    await db.close();
+    removeDir(dir);
+  }
+});

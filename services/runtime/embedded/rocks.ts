@@ -5,14 +5,14 @@
  */
 import { createRequire } from 'node:module';
 import { writeBatch } from '../rocksdb.ts';
-import type { BatchingDb } from '../rocksdb.ts';
+import type { BatchingDb, Bytes } from '../rocksdb.ts';
 
 type Callback = (err: Error | null | undefined) => void;
 
 export interface BatchOp {
   readonly type: 'put' | 'del';
-  readonly key: Buffer;
-  readonly value?: Buffer;
+  readonly key: Bytes;
+  readonly value?: Bytes;
 }
 
 export interface RangeOptions {
