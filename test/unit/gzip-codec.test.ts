@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { gunzipSync, gzipSync } from 'node:zlib';
-import { DEFAULT_GZIP_LEVEL, gzipCodec } from '../../services/runtime/kafka/gzip-codec.ts';
+import { deflateSync, gunzipSync, gzipSync } from 'node:zlib';
+import { DEFAULT_GZIP_LEVEL, expectedInflatedBytes, gzipCodec, outputChunkSize } from '../../services/runtime/kafka/gzip-codec.ts';
 import { kafkajs } from '../../services/runtime/kafka/kafkajs.ts';
 import { KafkaTransport } from '../../services/runtime/kafka/kafka-transport.ts';
 
@@ -22,6 +22,29 @@ describe('gzip codec of the Kafka producers', () => {
       assert.deepEqual(await gzipCodec(1).decompress(out), body);
     }
     assert.ok(gzipSync(body, { level: 1 }).length !== gzipSync(body, { level: 9 }).length, 'the levels differ on this body');
+  });
+
+  it('sizes zlib\'s output chunk from the gzip trailer, within bounds; a wrong trailer fails gzip\'s own check', async () => {
+    const gz = gzipSync(body);
+    assert.equal(expectedInflatedBytes(gz), body.length + 1);
+    // Not gzip (zlib's deflate, which unzip also reads): a guess from the input's size.
+    const deflated = deflateSync(body);
+    assert.equal(expectedInflatedBytes(deflated), deflated.length * 4);
+    assert.deepEqual(await gzipCodec(1).decompress(deflated), body);
+    assert.equal(outputChunkSize(10), 16 * 1024);
+    assert.equal(outputChunkSize(300_000), 300_000);
+    assert.equal(outputChunkSize(2 ** 32), 16 * 1024 * 1024);
+    // A trailer that understates the size or overstates it (the chunk is capped): zlib still
+    // checks the length it read against it.
+    for (const isize of [1, 0xffffffff]) {
+      const lying = Buffer.from(gz);
+      lying.writeUInt32LE(isize, lying.length - 4);
+      await assert.rejects(gzipCodec(1).decompress(lying), /size|check/i, 'zlib checks ISIZE itself');
+    }
+    // Batches far larger than one chunk.
+    const big = Buffer.concat(Array.from({ length: 60 }, () => body));
+    const packed = await gzipCodec(1).compress({ buffer: big });
+    assert.deepEqual(await gzipCodec(1).decompress(packed), big);
   });
 
   it('refuses a level outside 1-9', () => {
