@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { checkStamp } from '../scripts/dist-stamp.mjs';
 import { machineInfo, machineLine } from './machine.ts';
@@ -42,6 +42,9 @@ const variants: Variant[] = [
   { name: 'meguri --help, sources (tsx)', command: process.execPath, args: ['--import', usagePreload, bin, '--help'], env: { MEGURI_NO_DIST: '1' } },
   { name: 'meguri crawl --help, dist/', command: process.execPath, args: ['--import', usagePreload, bin, 'crawl', '--help'], env: {} },
   { name: 'meguri crawl --help, sources (tsx)', command: process.execPath, args: ['--import', usagePreload, bin, 'crawl', '--help'], env: { MEGURI_NO_DIST: '1' } },
+  // The launcher: bin/meguri.js run as a program, sh exec-ing node with meguri's flags (the preload
+  // rides in NODE_OPTIONS, since the launcher picks node's command line).
+  { name: 'bin/meguri.js --help as a program (launcher), dist/', command: bin, args: ['--help'], env: { NODE_OPTIONS: `--import=${pathToFileURL(usagePreload).href}` } },
   // npx is npm: its CPU is not in the preload's figure, so only wall time is measured for it.
   { name: 'npx meguri --help, dist/ (wall only)', command: 'npx', args: ['meguri', '--help'], env: {} },
 ];
