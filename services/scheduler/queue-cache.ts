@@ -93,18 +93,22 @@ export class QueueCache {
     queue.byKey.set(entry.key, entry);
   }
 
-  private static take(queue: HostQueue, key: string): QueueEntry | undefined {
-    const entry = queue.byKey.get(key);
-    if (!entry) return undefined;
-    queue.byKey.delete(key);
-    const list = queue.list;
+  /** Takes `entry` out of the sorted list (not out of `byKey`). */
+  private static unlist(list: QueueEntry[], entry: QueueEntry): void {
     // Ranks are unique (they end in the entry's sequence number); scan a little for safety.
     for (let i = QueueCache.position(list, entry.rank); i < list.length && compareQueueRanks(list[i]!.rank, entry.rank) === 0; i++) {
       if (list[i] === entry) {
         list.splice(i, 1);
-        break;
+        return;
       }
     }
+  }
+
+  private static take(queue: HostQueue, key: string): QueueEntry | undefined {
+    const entry = queue.byKey.get(key);
+    if (!entry) return undefined;
+    queue.byKey.delete(key);
+    QueueCache.unlist(queue.list, entry);
     return entry;
   }
 
@@ -134,10 +138,11 @@ export class QueueCache {
     const queue = this.hosts.get(host);
     const entry = queue?.byKey.get(key);
     if (!queue || !entry || entry.rank.group === KNOWN_GROUP) return;
-    QueueCache.take(queue, key);
-    // Out of the list while it changes, so the list stays sorted.
+    // Out of the list while it changes, so the list stays sorted. Its key stays, and so does its
+    // place in `byKey`: a delete and a set per link made the Map rebuild its table again and again.
+    QueueCache.unlist(queue.list, entry);
     entry.rank.inverted = rescoredInverted(entry.rank, score);
-    QueueCache.insert(queue, entry);
+    queue.list.splice(QueueCache.position(queue.list, entry.rank), 0, entry);
   }
 
   async head(host: string): Promise<QueueEntry | undefined> {

@@ -119,6 +119,19 @@ describe('QueueCache', () => {
       assert.equal((await reloaded.head(HOST))?.url, head.url);
       await commit();
       assert.equal((await reloaded.all(HOST)).length, 20);
+
+      // A rescored entry is still found by its key: rescored again, then removed.
+      const url10 = `http://${HOST}/p10`;
+      for (const score of [80, 90]) {
+        scores.set(url10, score);
+        reloaded.rescore(HOST, keys.get(url10)!, score);
+        assert.equal((await reloaded.head(HOST))?.url, url10, `rescored to ${score}, it leads`);
+      }
+      reloaded.remove(HOST, keys.get(url10)!);
+      const left = await reloaded.all(HOST);
+      assert.equal(left.length, 19);
+      assert.ok(!left.some((e) => e.url === url10), 'removed by the key it was queued under');
+      for (let i = 1; i < left.length; i++) assert.ok(compareQueueRanks(left[i - 1]!.rank, left[i]!.rank) < 0, 'the list stays sorted');
     } finally {
       await stores.close();
     }
