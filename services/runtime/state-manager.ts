@@ -64,6 +64,7 @@ export class StateManager {
     if (inline === undefined) {
       this.stores = await TaskStores.open(s.dataDir, s.groupId, s.partition, names);
       for (const spec of s.stores) if (spec.changelog) await this.restore(spec.name);
+      await this.stores.noteEmptyStores();
       return;
     }
     this.stores = TaskStores.inline(inline.db, inline.keyPrefix, names);
@@ -72,6 +73,7 @@ export class StateManager {
     for (const spec of s.stores) if (spec.changelog) adopted = (await this.adoptChangelog(spec.name)) || adopted;
     // The stores of the older layout are now in the log; their directory would only take disk.
     if (adopted) TaskStores.removeLocal(s.dataDir, s.groupId, s.partition);
+    await this.stores.noteEmptyStores();
   }
 
   /**

@@ -81,12 +81,19 @@ export class TaskStore<V> implements KeyValueStore<V> {
   private flushing: Promise<void> | undefined;
   private readonly keyPrefix: string;
   private readonly checkpointKeyString: string;
+  /**
+   * Every key of the store is in memory (the cache or this batch's writes), so a key found in
+   * neither is absent without asking RocksDB. True from an open that found the store empty (a new
+   * crawl, where nearly every link names a new URL) until the cache first lets an entry go.
+   */
+  private completeInMemory = false;
 
   /** `basePrefix`: where the task's keys start in a database shared with others ('' in a task's own). */
   constructor(
     readonly name: string,
     private readonly db: KeyValueDb,
     basePrefix = '',
+    private readonly cacheEntries = CACHE_ENTRIES,
   ) {
     this.keyPrefix = basePrefix + STORE_PREFIX + name + SEP;
     this.checkpointKeyString = basePrefix + CHECKPOINT_PREFIX + name;
@@ -117,10 +124,29 @@ export class TaskStore<V> implements KeyValueStore<V> {
     return waiting !== undefined ? waiting : this.applying?.get(key);
   }
 
+  /**
+   * Called when the task opens, before its first batch: a store with no key at all is known
+   * completely from then on (see completeInMemory). Returns whether it was empty.
+   */
+  async noteIfEmpty(): Promise<boolean> {
+    const keys = this.db.range({ gte: Buffer.from(this.keyPrefix, 'utf8'), lt: Buffer.from(prefixEnd(this.keyPrefix), 'utf8') });
+    // One entry answers it; leaving the loop closes the iterator.
+    for await (const entry of keys) if (entry) return false;
+    this.completeInMemory = this.writes.size === 0 && this.unapplied.size === 0 && this.cache.size === 0;
+    return this.completeInMemory;
+  }
+
+  /** Whether a key found nowhere in memory is absent without a RocksDB read. */
+  get knownCompletely(): boolean {
+    return this.completeInMemory;
+  }
+
   private remember(key: string, value: V | undefined): void {
-    if (this.cache.size >= CACHE_ENTRIES) {
+    if (this.cache.size >= this.cacheEntries) {
+      // From now on a key not in memory may be in RocksDB.
+      this.completeInMemory = false;
       // Drop the oldest tenth in insertion order; cheap and good enough for a working set.
-      let n = CACHE_ENTRIES / 10;
+      let n = Math.max(1, Math.floor(this.cacheEntries / 10));
       for (const k of this.cache.keys()) {
         this.cache.delete(k);
         if (--n <= 0) break;
@@ -141,6 +167,10 @@ export class TaskStore<V> implements KeyValueStore<V> {
       else missing.push(k);
     }
     if (missing.length === 0) return;
+    if (this.completeInMemory) {
+      for (const k of missing) this.remember(k, undefined);
+      return;
+    }
     const raws = await this.db.getMany(missing.map((k) => this.encodeKey(k)));
     for (let i = 0; i < missing.length; i++) {
       const raw = raws[i];
@@ -203,6 +233,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
     this.writes.clear();
     this.encoded = undefined;
     this.cache.clear();
+    this.completeInMemory = false;
   }
 
   private encodeKey(key: string): Buffer {
@@ -223,7 +254,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
     const cached = this.cache.get(key);
     if (cached !== undefined || this.cache.has(key)) return cached;
     const waiting = this.unappliedRaw(key);
-    const raw = waiting !== undefined ? (waiting ?? undefined) : await this.db.get(this.encodeKey(key));
+    const raw = waiting !== undefined ? (waiting ?? undefined) : this.completeInMemory ? undefined : await this.db.get(this.encodeKey(key));
     const value = raw === undefined ? undefined : (JSON.parse(raw.toString('utf8')) as V);
     this.remember(key, value);
     return value;
@@ -334,6 +365,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
 
   /** Deletes every key of this store and its checkpoint (before a full restore). */
   async wipe(): Promise<void> {
+    this.completeInMemory = false;
     this.cache.clear();
     this.unapplied.clear();
     this.unappliedCheckpoint = undefined;
@@ -410,6 +442,11 @@ export class TaskStores {
   /** Marks every store's pending writes as committed (the caller wrote them to RocksDB). */
   committed(): void {
     for (const s of this.stores.values()) s.committed();
+  }
+
+  /** At open, before the first batch: stores found empty answer misses from memory (TaskStore.noteIfEmpty). */
+  async noteEmptyStores(): Promise<void> {
+    for (const s of this.stores.values()) await s.noteIfEmpty();
   }
 
   /** Writes every store's committed writes still in memory to RocksDB. */

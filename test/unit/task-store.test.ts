@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TaskStores } from '../../services/runtime/store.ts';
+import { TaskStore, TaskStores } from '../../services/runtime/store.ts';
+import { RocksDb } from '../../services/runtime/rocksdb.ts';
 import { withTaskStores, commitStores } from '../support/task-stores.ts';
 import { tempDir, removeDir } from '../support/transports.ts';
 
@@ -119,6 +120,64 @@ test('write-behind: a key written by many commits is written once, and closing t
     assert.equal(await stores.store('hosts').checkpoint(), 50);
     await stores.close();
   } finally {
+    removeDir(dir);
+  }
+});
+
+test('a store empty at open answers misses from memory until its cache lets a key go or a batch fails', async () => {
+  const dir = tempDir('meguri-store-complete-');
+  const db = await RocksDb.open(dir);
+  // Counts what reaches RocksDB as reads.
+  const reads = { n: 0 };
+  const counted = {
+    get: (key: Buffer) => (reads.n++, db.get(key)),
+    getMany: (keys: Buffer[]) => (reads.n++, db.getMany(keys)),
+    batch: db.batch.bind(db),
+    range: db.range.bind(db),
+  };
+  const commitOne = async (s: TaskStore<number>): Promise<void> => {
+    await db.batch(s.pendingOps());
+    s.committed();
+  };
+  try {
+    const urls = new TaskStore<number>('urls', counted, '', 10);
+    assert.equal(await urls.noteIfEmpty(), true);
+    await urls.prefetch(['a', 'b', 'c']);
+    assert.equal(await urls.get('a'), undefined);
+    assert.equal(await urls.get('zz'), undefined);
+    urls.put('a', 1);
+    urls.put('b', 2);
+    await commitOne(urls);
+    assert.equal(await urls.get('a'), 1);
+    assert.equal(urls.peek('b'), 2);
+    assert.equal(reads.n, 0, 'no RocksDB read while every key is in memory');
+
+    // Another store over the same keys (a reopen, a moved task) finds them: not complete.
+    const again = new TaskStore<number>('urls', counted, '', 10);
+    assert.equal(await again.noteIfEmpty(), false);
+    assert.equal(await again.get('a'), 1);
+    assert.equal(reads.n, 1);
+
+    // The cache's budget (10 here) lets keys go: misses go to RocksDB again, and find them.
+    for (let i = 0; i < 12; i++) urls.put(`k${i}`, i);
+    await commitOne(urls);
+    assert.equal(urls.knownCompletely, false);
+    const before = reads.n;
+    assert.equal(await urls.get('a'), 1, 'a key the cache let go is read from RocksDB');
+    assert.ok(reads.n > before);
+
+    // A failed batch drops the cache: the same.
+    const hosts = new TaskStore<number>('hosts', counted, '', 10);
+    assert.equal(await hosts.noteIfEmpty(), true);
+    hosts.put('h', 1);
+    await commitOne(hosts);
+    hosts.discard();
+    assert.equal(hosts.knownCompletely, false);
+    const n = reads.n;
+    assert.equal(await hosts.get('h'), 1);
+    assert.equal(reads.n, n + 1);
+  } finally {
+    await db.close();
     removeDir(dir);
   }
 });
