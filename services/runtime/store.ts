@@ -130,8 +130,11 @@ export class TaskStore<V> implements KeyValueStore<V> {
    */
   async noteIfEmpty(): Promise<boolean> {
     const keys = this.db.range({ gte: Buffer.from(this.keyPrefix, 'utf8'), lt: Buffer.from(prefixEnd(this.keyPrefix), 'utf8') });
-    // One entry answers it; leaving the loop closes the iterator.
-    for await (const entry of keys) if (entry) return false;
+    // Any entry answers it; leaving the loop closes the iterator.
+    for await (const entry of keys) {
+      void entry;
+      return false;
+    }
     this.completeInMemory = this.writes.size === 0 && this.unapplied.size === 0 && this.cache.size === 0;
     return this.completeInMemory;
   }
