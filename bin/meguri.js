@@ -1,11 +1,15 @@
 #!/bin/sh
-":" // -- ; exec node --max-semi-space-size=32 "$0" "$@"
+":" // -- ; n=$(nproc 2>/dev/null) || n=9; exec node --max-semi-space-size=32 --v8-pool-size=$((n < 6 ? 1 : n > 9 ? 4 : n - 5)) "$0" "$@"
 // The line above is read by sh and by Node alike. Run as a program (`npx meguri`, `./bin/meguri.js`,
 // the container's entrypoint), sh replaces itself with Node (same process id, so signals reach the
-// crawler directly) and gives V8 32 MiB semi-spaces: the event loop allocates ~250 KB per page of
-// records in flight, and with the default 16 MiB a third of them outlive a scavenge (measured: 5-14 %
-// more pages/s, ~60 MiB more peak RSS; docs/benchmarks.md). Node reads it as a string and a comment,
-// so `node bin/meguri.js` with flags of one's own still works.
+// crawler directly) with two V8 settings (docs/benchmarks.md has the measurements):
+// - 32 MiB semi-spaces: the event loop allocates ~250 KB per page of records in flight, and with
+//   the default 16 MiB a third of them outlive a scavenge (5-14 % more pages/s, ~60 MiB more RSS);
+// - as many GC helper threads as there are cores the crawl leaves idle (cores - 1 event loop -
+//   parse workers, at least 1, at most Node's default 4): helpers on cores the crawl's own threads
+//   keep busy only add CPU (on 2 cores, 1 helper instead of 4: 1-4 % more pages/s, 2-5 % less CPU).
+// Node reads the line as a string and a comment, so `node bin/meguri.js` with flags of one's own
+// still works.
 // The `meguri` command. It runs the JavaScript compiled into dist/ (built by `npm ci` / `npm install`
 // through the `prepare` script, or by `npm run build`) while dist/ matches the sources, and the
 // TypeScript sources through tsx otherwise: after an edit, without TypeScript installed
