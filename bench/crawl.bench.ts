@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { runCrawl } from '../services/cli/crawl.ts';
 import { createResolver } from '../services/fetcher/dns.ts';
 import { tempDir, removeDir, uniquePrefix } from '../test/support/transports.ts';
+import { deleteTopicsWithPrefix } from './kafka-topics.ts';
 import { machineInfo, machineLine } from './machine.ts';
 
 const { values } = parseArgs({
@@ -54,11 +55,12 @@ async function run(kind: 'embedded' | 'kafka'): Promise<Record<string, number | 
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200);
   const cpu0 = process.cpuUsage();
   const webCpu0 = cpuSecondsOf(web.pid);
+  const topicPrefix = uniquePrefix();
   try {
     const summary = await runCrawl({
       seeds: web.seeds,
       dataDir: dir,
-      ...(kind === 'kafka' ? { kafkaBrokers: values.kafka.split(','), topicPrefix: uniquePrefix() } : {}),
+      ...(kind === 'kafka' ? { kafkaBrokers: values.kafka.split(','), topicPrefix } : {}),
       partitions: Number(values.partitions),
       untilIdle: true,
       ...(values['parser-workers'] !== undefined ? { parserWorkers: Number(values['parser-workers']) } : {}),
@@ -86,6 +88,7 @@ async function run(kind: 'embedded' | 'kafka'): Promise<Record<string, number | 
     clearInterval(sampler);
     web.stop();
     removeDir(dir);
+    if (kind === 'kafka') await deleteTopicsWithPrefix(values.kafka.split(','), topicPrefix);
   }
 }
 

@@ -12,6 +12,7 @@ import type { ServiceDefinition, Transport } from '../services/runtime/index.ts'
 import { tempDir, removeDir, uniquePrefix } from '../test/support/transports.ts';
 import { machineInfo, machineLine } from './machine.ts';
 import { crawlCatalog } from '../topology/catalog.ts';
+import { deleteTopicsWithPrefix } from './kafka-topics.ts';
 
 const { values } = parseArgs({
   options: {
@@ -71,6 +72,7 @@ async function run(kind: 'embedded' | 'kafka'): Promise<Record<string, number | 
   await service.stop();
   await transport.close();
   removeDir(dir);
+  if (kind === 'kafka') await deleteTopicsWithPrefix(values.kafka.split(','), prefix);
   return {
     transport: kind,
     records: N,

@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { deleteTopicsWithPrefix } from './kafka-topics.ts';
 import { machineInfo, machineLine } from './machine.ts';
 import { rampUp } from './vs-peer/ramp-up.ts';
 import type { ServedRequest } from './vs-peer/ramp-up.ts';
@@ -188,13 +189,15 @@ async function meguri(web: Awaited<ReturnType<typeof startWeb>>, kind: 'embedded
   const args = ['crawl', ...web.seeds, '--data', join(dir, 'data'), '--max-pages', String(maxPages), '--min-interval', '0', '--scheduler-config', config];
   args.push('--dns', 'static', ...Object.entries(web.resolve).flatMap(([name, ip]) => ['--resolve', `${name}=${ip}`]), '--no-progress', '--partitions', values.partitions);
   if (values['parser-workers'] !== undefined) args.push('--parser-workers', values['parser-workers']);
-  if (kind === 'kafka') args.push('--kafka', values.kafka, '--topic-prefix', `vs-peer-${Date.now()}.`, '--replication-factor', '1', '--min-insync-replicas', '1');
+  const topicPrefix = `vs-peer-${Date.now()}.`;
+  if (kind === 'kafka') args.push('--kafka', values.kafka, '--topic-prefix', topicPrefix, '--replication-factor', '1', '--min-insync-replicas', '1');
   try {
     const r = await runProcess(join(root, 'bin/meguri.js'), args);
     const s = JSON.parse(r.stdout) as { pagesFetched: number; elapsedS: number; pagesPerS: number; duplicateFetches: number; errors: number };
     return rowOf(`meguri crawl (${kind})`, r, { pages: s.pagesFetched, elapsedS: s.elapsedS, pagesPerS: s.pagesPerS, duplicates: s.duplicateFetches, errors: s.errors }, cpuSecondsOf(web.pid) - cpu0);
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    if (kind === 'kafka') await deleteTopicsWithPrefix(values.kafka.split(','), topicPrefix);
   }
 }
 
