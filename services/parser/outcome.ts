@@ -109,6 +109,17 @@ export function classify(page: Pick<PageRecord, 'status' | 'error' | 'contentTyp
 }
 
 /**
+ * Whether pageToRecords asks the language detector about this page: only for an HTML page it
+ * parses (robots.txt, sitemaps, feeds, name lookups, redirects and errors never need it), so those
+ * need not wait for the detector's tables to load.
+ */
+export function needsLanguageDetector(page: PageRecord): boolean {
+  const reason = page.request.reason;
+  if (reason === 'address' || reason === 'robots' || reason === 'sitemap' || reason === 'feed') return false;
+  return classify(page) === 'ok';
+}
+
+/**
  * Retry-After as milliseconds from `now`: delta-seconds or an HTTP date; undefined when absent or
  * unparsable. Dates in the past give 0; values are capped at 30 days.
  */

@@ -5,7 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { PageRecord } from '../../schemas/index.ts';
-import { pageToRecords } from './outcome.ts';
+import { needsLanguageDetector, pageToRecords } from './outcome.ts';
 import { encodeKeyedRecords, keyedRecords } from './keyed-records.ts';
 import { loadLanguageDetector } from './language.ts';
 import type { OutcomeOptions, RecordPointer } from './outcome.ts';
@@ -26,10 +26,12 @@ interface Job {
 const detectorReady = loadLanguageDetector();
 
 parentPort?.on('message', async (job: Job) => {
-  await detectorReady;
   try {
     const { body, ...fields } = job.page;
     const page: PageRecord = body === undefined ? fields : { ...fields, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
+    // The tables take a few hundred ms to load at start, when a crawl's first answers are its
+    // hosts' robots.txt: those (and every other page without text to detect) go on at once.
+    if (needsLanguageDetector(page)) await detectorReady;
     const records = encodeKeyedRecords(keyedRecords(page, pageToRecords(page, job.pointer, options)));
     parentPort!.postMessage(
       { id: job.id, records },

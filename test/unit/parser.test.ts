@@ -10,7 +10,7 @@ import { linksRecord } from '../../schemas/links.ts';
 import type { FrontierRecord } from '../../schemas/frontier.ts';
 import { extractPage, type Extracted } from '../../services/parser/extract.ts';
 import { countTokens, hammingDistance, isSameContent, md5Hex, simhash } from '../../services/common/fingerprint.ts';
-import { classify, pageToRecords, parseRetryAfter, parseXRobotsTag } from '../../services/parser/outcome.ts';
+import { classify, needsLanguageDetector, pageToRecords, parseRetryAfter, parseXRobotsTag } from '../../services/parser/outcome.ts';
 import { decodeHtml, parseCommand, type ParseReport } from '../../services/parser/cli.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -501,6 +501,20 @@ test('outcome: classification table', () => {
     checkSchema(res);
     if (expected !== 'ok') assert.equal(res.links.length, 0);
   }
+});
+
+test('outcome: only an HTML page the parser reads waits for the language detector', () => {
+  const robots = page({ contentType: 'text/plain', body: 'User-agent: *\nDisallow: /private' }, { reason: 'robots', url: 'http://example.com/robots.txt' });
+  const sitemap = page({ contentType: 'application/xml', body: '<urlset/>' }, { reason: 'sitemap', url: 'http://example.com/sitemap.xml' });
+  const feed = page({ contentType: 'application/rss+xml', body: '<rss/>' }, { reason: 'feed', url: 'http://example.com/feed' });
+  const redirect = page({ status: 301, headers: { location: 'http://example.com/b' }, body: undefined });
+  const missing = page({ status: 404 });
+  const pdf = page({ contentType: 'application/pdf', body: '%PDF-1.4' });
+  for (const p of [robots, sitemap, feed, redirect, missing, pdf]) assert.equal(needsLanguageDetector(p), false, `${p.request.reason} ${p.status} ${p.contentType}`);
+  for (const reason of ['new', 'seed', 'revisit', 'redirect'] as const) assert.equal(needsLanguageDetector(page({}, { reason })), true, reason);
+  // An HTML page served with a wrong type is read as HTML, so it is detected too (classify sniffs).
+  assert.equal(classify(page({ contentType: '' })), 'ok');
+  assert.equal(needsLanguageDetector(page({ contentType: '' })), true);
 });
 
 test('outcome: ok page carries md5, fingerprint, title, validators, fetch stats and the page pointer', () => {
