@@ -83,8 +83,10 @@ export class TaskStore<V> implements KeyValueStore<V> {
   private readonly checkpointKeyString: string;
   /**
    * Every key of the store is in memory (the cache or this batch's writes), so a key found in
-   * neither is absent without asking RocksDB. True from an open that found the store empty (a new
-   * crawl, where nearly every link names a new URL) until the cache first lets an entry go.
+   * neither is absent without asking RocksDB: peek() answers undefined rather than NOT_IN_MEMORY,
+   * prefetch() has nothing to load, and absent keys need no cache entry. True from an open that
+   * found the store empty (a new crawl, where nearly every link names a new URL) until the cache
+   * first lets an entry go.
    */
   private completeInMemory = false;
 
@@ -159,6 +161,8 @@ export class TaskStore<V> implements KeyValueStore<V> {
   }
 
   async prefetch(keys: Iterable<string>): Promise<void> {
+    // Every key is in memory already; peek() and get() answer the absent ones without an entry.
+    if (this.completeInMemory) return;
     const missing: string[] = [];
     // Most keys are already in memory; only the others need the duplicate check.
     const seen = new Set<string>();
@@ -170,10 +174,6 @@ export class TaskStore<V> implements KeyValueStore<V> {
       else missing.push(k);
     }
     if (missing.length === 0) return;
-    if (this.completeInMemory) {
-      for (const k of missing) this.remember(k, undefined);
-      return;
-    }
     const raws = await this.db.getMany(missing.map((k) => this.encodeKey(k)));
     for (let i = 0; i < missing.length; i++) {
       const raw = raws[i];
@@ -183,7 +183,12 @@ export class TaskStore<V> implements KeyValueStore<V> {
 
   /** After a successful commit whose writes the caller put in RocksDB (pendingOps): they become the cached committed state. */
   committed(): void {
-    for (const [k, v] of this.writes) this.remember(k, v);
+    for (const [k, v] of this.writes) {
+      // Known completely, a deleted key needs no entry to read as absent (a host's dispatched
+      // queue entries would otherwise fill the cache with them).
+      if (v === undefined && this.completeInMemory) this.cache.delete(k);
+      else this.remember(k, v);
+    }
     this.writes.clear();
     this.encoded = undefined;
   }
@@ -248,7 +253,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
     if (written !== undefined || this.writes.has(key)) return written;
     const cached = this.cache.get(key);
     if (cached !== undefined || this.cache.has(key)) return cached;
-    return NOT_IN_MEMORY;
+    return this.completeInMemory ? undefined : NOT_IN_MEMORY;
   }
 
   async get(key: string): Promise<V | undefined> {
@@ -256,8 +261,9 @@ export class TaskStore<V> implements KeyValueStore<V> {
     // One lookup when the cache holds a value (the usual case); a second tells "known absent" from "not cached".
     const cached = this.cache.get(key);
     if (cached !== undefined || this.cache.has(key)) return cached;
+    if (this.completeInMemory) return undefined;
     const waiting = this.unappliedRaw(key);
-    const raw = waiting !== undefined ? (waiting ?? undefined) : this.completeInMemory ? undefined : await this.db.get(this.encodeKey(key));
+    const raw = waiting !== undefined ? (waiting ?? undefined) : await this.db.get(this.encodeKey(key));
     const value = raw === undefined ? undefined : (JSON.parse(raw.toString('utf8')) as V);
     this.remember(key, value);
     return value;

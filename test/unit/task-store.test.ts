@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TaskStore, TaskStores } from '../../services/runtime/store.ts';
+import { NOT_IN_MEMORY, TaskStore, TaskStores } from '../../services/runtime/store.ts';
 import { RocksDb } from '../../services/runtime/rocksdb.ts';
 import { withTaskStores, commitStores } from '../support/task-stores.ts';
 import { tempDir, removeDir } from '../support/transports.ts';
@@ -142,14 +142,23 @@ test('a store empty at open answers misses from memory until its cache lets a ke
   try {
     const urls = new TaskStore<number>('urls', counted, '', 10);
     assert.equal(await urls.noteIfEmpty(), true);
+    // Absent keys are answered without a prefetch, and take no cache entry.
+    assert.equal(urls.peek('a'), undefined);
     await urls.prefetch(['a', 'b', 'c']);
     assert.equal(await urls.get('a'), undefined);
     assert.equal(await urls.get('zz'), undefined);
     urls.put('a', 1);
     urls.put('b', 2);
+    urls.put('gone', 3);
     await commitOne(urls);
     assert.equal(await urls.get('a'), 1);
     assert.equal(urls.peek('b'), 2);
+    // A delete under completeness leaves no entry behind; the key reads as absent all the same.
+    urls.delete('gone');
+    assert.equal(urls.peek('gone'), undefined);
+    await commitOne(urls);
+    assert.equal(urls.peek('gone'), undefined);
+    assert.equal(await urls.get('gone'), undefined);
     assert.equal(reads.n, 0, 'no RocksDB read while every key is in memory');
 
     // Another store over the same keys (a reopen, a moved task) finds them: not complete.
@@ -162,9 +171,14 @@ test('a store empty at open answers misses from memory until its cache lets a ke
     for (let i = 0; i < 12; i++) urls.put(`k${i}`, i);
     await commitOne(urls);
     assert.equal(urls.knownCompletely, false);
+    // Not complete any more: a key not in memory is not known to be absent.
+    assert.equal(urls.peek('never-written'), NOT_IN_MEMORY);
+    assert.equal(urls.peek('a'), NOT_IN_MEMORY);
     const before = reads.n;
     assert.equal(await urls.get('a'), 1, 'a key the cache let go is read from RocksDB');
     assert.ok(reads.n > before);
+    // The deleted key, read from RocksDB, is absent there too.
+    assert.equal(await urls.get('gone'), undefined);
 
     // A failed batch drops the cache: the same.
     const hosts = new TaskStore<number>('hosts', counted, '', 10);
