@@ -17,7 +17,7 @@ import type { LogRecord, OutRecord } from '../../services/runtime/transport.ts';
 import { RocksStore } from '../../services/runtime/embedded/rocks.ts';
 import { encodeRecord } from '../../services/runtime/embedded/codec.ts';
 import { boundsKey, encodeBounds, formatKey, metaKey, recordKey } from '../../services/runtime/embedded/keys.ts';
-import { EXTERNAL_MIN_BYTES, MAX_SEGMENT_BYTES, SEGMENT_BYTES, segmentBytesOf } from '../../services/runtime/embedded/segments.ts';
+import { EXTERNAL_MIN_BYTES, MAX_SEGMENT_BYTES, SEGMENT_BYTES, SegmentFiles, segmentBytesOf } from '../../services/runtime/embedded/segments.ts';
 import { LOST_RECORD_HEADER } from '../../services/runtime/embedded/log.ts';
 import { dirsRemovedAfterEach } from '../support/transports.ts';
 
@@ -187,6 +187,36 @@ describe('embedded log segment files', () => {
     } finally {
       await t.close();
     }
+  });
+
+  it('writes a batch\'s records to their segments together, when the batch takes its segment keys', async () => {
+    const dir = testDir();
+    const files = new SegmentFiles(join(dir, 'segments'));
+    files.load([], () => 0);
+    // Records of a links bundle's size (1–4 KB) go to segments as page bodies do.
+    assert.ok(EXTERNAL_MIN_BYTES <= 1024);
+    const sizes = [1_500, 3_000, 20_000, 1_024];
+    const bytes = sizes.map((n, i) => Buffer.alloc(n, 65 + i));
+    const pointers = bytes.map((b, i) => files.append(7, 0, i, b));
+    const [file] = segmentFiles(dir);
+    assert.ok(file !== undefined);
+    assert.equal(statSync(file).size, 0, 'nothing written before the batch takes its segments');
+    const touched = files.takeTouched();
+    assert.equal(touched.ops.length, 1);
+    assert.equal(touched.segments[0]?.lastOffset, 3);
+    assert.equal(statSync(file).size, sizes.reduce((a, b) => a + b, 0));
+    const back = await files.read(7, 0, pointers);
+    back.forEach((b, i) => assert.ok(b?.equals(bytes[i]!), `record ${i} reads back as appended`));
+    // The next batch continues where this one ended.
+    const next = files.append(7, 0, 4, Buffer.alloc(2_000, 90));
+    assert.equal(next.position, statSync(file).size);
+    files.takeTouched();
+    assert.ok((await files.read(7, 0, [next]))[0]?.equals(Buffer.alloc(2_000, 90)));
+    // A batch whose bytes cannot be written throws, and keeps none of them waiting.
+    files.append(7, 0, 5, Buffer.alloc(1_500, 1));
+    files.close();
+    assert.throws(() => files.takeTouched());
+    assert.equal(files.takeTouched().ops.length, 0);
   });
 
   it('takes segment.bytes from the topic, within what 32-bit positions allow', () => {

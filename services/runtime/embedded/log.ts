@@ -565,7 +565,12 @@ export class SharedLog {
       this.pump();
       return;
     }
-    const segmentsTouched = this.segments.takeTouched();
+    let segmentsTouched: ReturnType<SegmentFiles['takeTouched']> = { ops: [], segments: [] };
+    try {
+      segmentsTouched = this.segments.takeTouched();
+    } catch (err) {
+      appendFailure ??= err;
+    }
     for (const op of segmentsTouched.ops) ops.push(op);
     this.writing = true;
     // Segment bytes are on disk before the batch that points at them (segments.ts, crash order).

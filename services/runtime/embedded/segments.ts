@@ -1,10 +1,13 @@
 /**
  * Large records outside the LSM tree. A record of a topic that is not compacted whose encoded size
- * reaches EXTERNAL_MIN_BYTES (page bodies, in practice) is appended to a segment file of its
- * partition, and RocksDB keeps a 21-byte pointer to it (codec.ts). In RocksDB every flush and every
- * compaction copied those bodies again, and since each level-0 file spans the whole key space, the
- * more a crawl had stored the more each compaction rewrote; appended once to a file, a body is
- * written once and deleted with its whole segment.
+ * reaches EXTERNAL_MIN_BYTES (page bodies; `links` bundles and outcomes) is appended to a segment
+ * file of its partition, and RocksDB keeps a 21-byte pointer to it (codec.ts). In RocksDB every
+ * flush and every compaction copied those records again, and since each level-0 file spans the
+ * whole key space, the more a crawl had stored the more each compaction rewrote; appended once to
+ * a file, a record is written once and deleted with its whole segment.
+ *
+ * A write batch's records are appended in memory and reach their files when the batch takes its
+ * segment keys (takeTouched), one write per segment: a crawl appends several records per page.
  *
  * Files: `<log dir>/segments/<topic id>-<partition>/<seq>.seg`, encoded records back to back and
  * nothing else (the pointers say where each starts and how long it is). A segment is rolled at
@@ -20,14 +23,19 @@
  * then the file. A file that has no key (created, but no batch writing to it committed; or its key
  * deleted just before a crash) is removed when the log opens.
  */
-import { closeSync, fdatasync, mkdirSync, openSync, read, readdirSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, mkdirSync, openSync, read, readdirSync, rmSync, unlinkSync, writeSync, writevSync } from 'node:fs';
 import path from 'node:path';
 import type { SegmentPointer } from './codec.ts';
 import type { BatchOp } from './rocks.ts';
 import { encodeU64, segmentKey } from './keys.ts';
 
-/** Records at least this large (encoded) go to segment files. */
-export const EXTERNAL_MIN_BYTES = 4096;
+/**
+ * Records at least this large (encoded) go to segment files. A crawl's `links` bundles and outcomes
+ * (1–4 KB) filled the log's memtables as much as its page bodies had: from 4 KiB down to 1 KiB, a
+ * 20,000-page crawl's peak RSS fell by ~70 MiB and RocksDB's flushes by half (docs/benchmarks.md).
+ * Smaller records (frontier requests, changelogs, offsets) stay in RocksDB.
+ */
+export const EXTERNAL_MIN_BYTES = 1024;
 /**
  * A segment takes no new records once it is this large, unless the topic sets `segment.bytes` (as
  * in Kafka, retention deletes a whole segment at a time).
@@ -53,6 +61,9 @@ interface Segment {
   fd: number | undefined;
   /** Reads in flight; a segment is not deleted under them. */
   readers: number;
+  /** Records appended since the last takeTouched(), not yet in the file, and where they start. */
+  pending: Buffer[];
+  pendingAt: number;
 }
 
 interface PartitionSegments {
@@ -103,7 +114,7 @@ export class SegmentFiles {
         continue;
       }
       onDisk.delete(file);
-      ps.segments.push({ seq: k.seq, file, lastOffset: k.lastOffset, appendedOffset: k.lastOffset, fd: undefined, readers: 0 });
+      ps.segments.push({ seq: k.seq, file, lastOffset: k.lastOffset, appendedOffset: k.lastOffset, fd: undefined, readers: 0, pending: [], pendingAt: 0 });
       ps.nextSeq = Math.max(ps.nextSeq, k.seq + 1);
     }
     for (const ps of this.partitions.values()) ps.segments.sort((a, b) => a.seq - b.seq);
@@ -119,7 +130,11 @@ export class SegmentFiles {
     return stale;
   }
 
-  /** Appends one encoded record at `offset` of the partition; its pointer is what RocksDB keeps. */
+  /**
+   * Appends one encoded record at `offset` of the partition; its pointer is what RocksDB keeps. The
+   * bytes reach the file in takeTouched(), before the batch that points at them; `encoded` must not
+   * change until then.
+   */
   append(topicId: number, partition: number, offset: number, encoded: Buffer, segmentBytes = SEGMENT_BYTES): SegmentPointer {
     const ps = this.partitionOf(topicId, partition);
     let active = ps.active;
@@ -127,32 +142,48 @@ export class SegmentFiles {
       mkdirSync(ps.dir, { recursive: true });
       const seq = ps.nextSeq++;
       const file = segmentFile(ps.dir, seq);
-      const segment: Segment = { seq, file, lastOffset: undefined, appendedOffset: offset, fd: openSync(file, 'wx+'), readers: 0 };
+      const segment: Segment = { seq, file, lastOffset: undefined, appendedOffset: offset, fd: openSync(file, 'wx+'), readers: 0, pending: [], pendingAt: 0 };
       ps.segments.push(segment);
       active = ps.active = { segment, size: 0 };
     }
     const position = active.size;
-    let done = 0;
-    while (done < encoded.length) done += writeSync(active.segment.fd!, encoded, done, encoded.length - done, position + done);
+    const segment = active.segment;
+    if (segment.pending.length === 0) segment.pendingAt = position;
+    segment.pending.push(encoded);
     active.size += encoded.length;
-    active.segment.appendedOffset = offset;
-    this.touched.add(active.segment);
-    return { seq: active.segment.seq, position, length: encoded.length };
+    segment.appendedOffset = offset;
+    this.touched.add(segment);
+    return { seq: segment.seq, position, length: encoded.length };
   }
 
   /**
-   * The segments appended to since the last call: the 'g' key puts that go into the same batch as
-   * the records, and what to mark committed once the batch is durable.
+   * Writes the records appended since the last call to their files, and returns the segments
+   * touched: the 'g' key puts that go into the same batch as the records, and what to mark
+   * committed once the batch is durable. If a write fails, nothing appended since the last call is
+   * kept (the batch fails with the error; its bytes stay unreferenced) and the error is thrown.
    */
   takeTouched(): { ops: BatchOp[]; segments: { segment: Segment; lastOffset: number; topicId: number; partition: number }[] } {
+    const touched = this.touched;
+    this.touched = new Set();
+    try {
+      for (const segment of touched) writeAllAt(segment.fd!, segment.pending, segment.pendingAt);
+    } catch (err) {
+      for (const segment of touched) {
+        const active = this.ownerOf(segment).active;
+        // The next batch appends where this one started, over whatever part of it was written.
+        if (active?.segment === segment && segment.pending.length > 0) active.size = segment.pendingAt;
+        segment.pending = [];
+      }
+      throw err;
+    }
     const ops: BatchOp[] = [];
     const segments: { segment: Segment; lastOffset: number; topicId: number; partition: number }[] = [];
-    for (const segment of this.touched) {
+    for (const segment of touched) {
+      segment.pending = [];
       const ps = this.ownerOf(segment);
       ops.push({ type: 'put', key: segmentKey(ps.topicId, ps.partition, segment.seq), value: encodeU64(segment.appendedOffset) });
       segments.push({ segment, lastOffset: segment.appendedOffset, topicId: ps.topicId, partition: ps.partition });
     }
-    this.touched = new Set();
     return { ops, segments };
   }
 
@@ -291,6 +322,24 @@ export class SegmentFiles {
     const ps = this.partitions.get(path.basename(path.dirname(segment.file)));
     if (ps === undefined) throw new Error(`embedded log: segment ${segment.file} has no partition`);
     return ps;
+  }
+}
+
+/** Writes `buffers` back to back from `position`: one call, and more only for a short write. */
+function writeAllAt(fd: number, buffers: readonly Buffer[], position: number): void {
+  if (buffers.length === 0) return;
+  let written = writevSync(fd, buffers, position);
+  let at = position;
+  for (const b of buffers) {
+    if (written >= b.length) {
+      written -= b.length;
+      at += b.length;
+      continue;
+    }
+    let done = written;
+    written = 0;
+    while (done < b.length) done += writeSync(fd, b, done, b.length - done, at + done);
+    at += b.length;
   }
 }
 
