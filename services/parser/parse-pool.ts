@@ -22,6 +22,8 @@ export function workerOptions(options: OutcomeOptions): WorkerOptions {
 interface Pending {
   resolve: (r: EncodedLinksRecord[]) => void;
   reject: (e: Error) => void;
+  /** The worker it was sent to. */
+  worker: number;
 }
 
 type Reply = { id: number; records: EncodedLinksRecord[] } | { id: number; error: string };
@@ -32,6 +34,9 @@ export class ParsePool {
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
   private closed = false;
+  private readonly workerData: WorkerOptions;
+  /** Workers started again after one stopped (for tests and diagnostics). */
+  restarts = 0;
 
   /** `options` reach every worker: languages, the parameter filter, aliases and extraction limits. */
   constructor(
@@ -39,27 +44,43 @@ export class ParsePool {
     options: OutcomeOptions = {},
   ) {
     if (!(size >= 1)) throw new RangeError('parse pool size must be ≥ 1');
-    const boot = new URL('./parse-worker-boot.mjs', import.meta.url);
+    this.workerData = workerOptions(options);
     for (let i = 0; i < size; i++) {
-      const worker = new Worker(boot, { workerData: workerOptions(options) });
-      worker.unref();
-      worker.on('message', (msg: Reply) => {
-        this.load[i]!--;
-        const p = this.pending.get(msg.id);
-        if (!p) return;
-        this.pending.delete(msg.id);
-        if ('error' in msg) p.reject(new Error(msg.error));
-        else p.resolve(msg.records);
-      });
-      worker.on('error', (err) => {
-        // A crashed worker fails everything waiting; callers dead-letter those pages.
-        for (const [id, p] of this.pending) {
-          p.reject(err);
-          this.pending.delete(id);
-        }
-      });
-      this.workers.push(worker);
+      this.workers.push(this.start(i));
       this.load.push(0);
+    }
+  }
+
+  private start(i: number): Worker {
+    const worker = new Worker(new URL('./parse-worker-boot.mjs', import.meta.url), { workerData: this.workerData });
+    worker.unref();
+    worker.on('message', (msg: Reply) => {
+      this.load[i]!--;
+      const p = this.pending.get(msg.id);
+      if (!p) return;
+      this.pending.delete(msg.id);
+      if ('error' in msg) p.reject(new Error(msg.error));
+      else p.resolve(msg.records);
+    });
+    worker.on('error', (err) => this.failJobsOf(i, err));
+    worker.on('exit', (code) => {
+      if (this.closed || this.workers[i] !== worker) return;
+      // A worker that stopped (out of memory on a page, a crash) takes the pages it held with it:
+      // they fail, and the caller's batch is retried or its bad record dead-lettered. A new
+      // worker takes its place, or every later page sent to it would wait forever.
+      this.failJobsOf(i, new Error(`parse worker stopped (exit code ${code})`));
+      this.restarts++;
+      this.load[i] = 0;
+      this.workers[i] = this.start(i);
+    });
+    return worker;
+  }
+
+  private failJobsOf(i: number, err: Error): void {
+    for (const [id, p] of this.pending) {
+      if (p.worker !== i) continue;
+      this.pending.delete(id);
+      p.reject(err);
     }
   }
 
@@ -75,7 +96,7 @@ export class ParsePool {
     const body = page.body;
     const own = body === undefined ? undefined : new Uint8Array(body);
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, worker: best });
       if (own === undefined) this.workers[best]!.postMessage({ id, page, pointer });
       else this.workers[best]!.postMessage({ id, page: { ...page, body: own }, pointer }, [own.buffer]);
     });

@@ -90,3 +90,21 @@ test('a body that is a view into a larger buffer (a Kafka fetch response) reache
     await pool.close();
   }
 });
+
+test('a worker that stops fails the pages it held and is replaced: later pages are parsed', async () => {
+  const page = htmlPage('http://a.test/', Buffer.from('<html><body><a href="/next">next</a></body></html>'), 0);
+  const pool = new ParsePool(1);
+  try {
+    const held = pool.run(page);
+    // What an out-of-memory page or a crash does to the thread: it ends with the page unanswered.
+    await (pool as unknown as { workers: { terminate(): Promise<number> }[] }).workers[0]!.terminate();
+    await assert.rejects(held, /parse worker stopped/);
+    const after = decoded(await pool.run(page));
+    assert.deepEqual(linkUrls(after), ['http://a.test/next']);
+    assert.equal(pool.restarts, 1);
+  } finally {
+    await pool.close();
+  }
+  // Closing is not a crash: nothing is started again.
+  assert.equal(pool.restarts, 1);
+});
