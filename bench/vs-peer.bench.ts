@@ -17,7 +17,10 @@
  *
  *   npm run bench:vs-peer -- [--hosts 200] [--pages 500] [--max-pages 20000] [--seeds 5] [--links 38]
  *     [--bytes 20000] [--kafka host:port] [--only peer,embedded,kafka] [--parser-workers N]
- *     [--max-per-host 4] [--max-per-ip N, default max(2, --max-per-host)] [--json]
+ *     [--max-per-host 4] [--max-per-ip N, default max(2, --max-per-host)] [--runs 1] [--json]
+ *
+ * With `--runs N` every contender runs N times, in rounds (peer, embedded, Kafka, then again); each
+ * ratio is to the peer of the same round, and a summary gives each crawler's mean and range.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -48,6 +51,9 @@ const { values } = parseArgs({
     'max-per-host': { type: 'string', default: '4' },
     'max-per-ip': { type: 'string' },
     partitions: { type: 'string', default: '4' },
+    // Rounds of every contender, one after the other in each: the machine's speed drifts, so a
+    // ratio is taken within a round and the summary gives their mean and spread.
+    runs: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -207,7 +213,10 @@ function round(x: number, digits: number): number {
 }
 
 const wanted = values.only ? values.only.split(',') : ['peer', 'embedded', ...(values.kafka ? ['kafka'] : [])];
-const rows: Row[] = [];
+if (wanted.includes('kafka') && !values.kafka) throw new Error('--only kafka needs --kafka host:port');
+const runs = Number(values.runs);
+if (!Number.isInteger(runs) || runs < 1) throw new RangeError('--runs: a whole number ≥ 1');
+const rounds: Row[][] = [];
 const web = await startWeb();
 try {
   // A fresh web per contender would differ only in its caches; the same one keeps the run short.
@@ -216,27 +225,58 @@ try {
     const row = await run();
     return withRampUp(row, await servedSince(from));
   };
-  if (wanted.includes('peer')) rows.push(await measured(() => peer(web)));
-  if (wanted.includes('embedded')) rows.push(await measured(() => meguri(web, 'embedded')));
-  if (wanted.includes('kafka')) {
-    if (!values.kafka) throw new Error('--only kafka needs --kafka host:port');
-    rows.push(await measured(() => meguri(web, 'kafka')));
+  for (let r = 0; r < runs; r++) {
+    const rows: Row[] = [];
+    if (wanted.includes('peer')) rows.push(await measured(() => peer(web)));
+    if (wanted.includes('embedded')) rows.push(await measured(() => meguri(web, 'embedded')));
+    if (wanted.includes('kafka')) rows.push(await measured(() => meguri(web, 'kafka')));
+    rounds.push(rows);
   }
 } finally {
   web.stop();
   rmSync(webDir, { recursive: true, force: true });
 }
-const base = rows.find((r) => r.crawler.startsWith('node-crawler'));
-const table = rows.map((r) => ({
-  ...r,
-  ...(base ? { 'pages/s ÷ peer': round(r.pagesPerS / base.pagesPerS, 2), 'CPU/page ÷ peer': round(r.cpuMsPerPage / base.cpuMsPerPage, 2), 'RSS ÷ peer': round(r.peakRssMiB / base.peakRssMiB, 2) } : {}),
-}));
+
+type Ratios = { 'pages/s ÷ peer'?: number; 'CPU/page ÷ peer'?: number; 'RSS ÷ peer'?: number };
+const table: (Row & Ratios & { run?: number })[] = rounds.flatMap((rows, r) => {
+  const base = rows.find((row) => row.crawler.startsWith('node-crawler'));
+  return rows.map((row) => ({
+    ...(runs > 1 ? { run: r + 1 } : {}),
+    ...row,
+    ...(base ? { 'pages/s ÷ peer': round(row.pagesPerS / base.pagesPerS, 2), 'CPU/page ÷ peer': round(row.cpuMsPerPage / base.cpuMsPerPage, 2), 'RSS ÷ peer': round(row.peakRssMiB / base.peakRssMiB, 2) } : {}),
+  }));
+});
+
+/** Mean and range of one figure over a crawler's runs. */
+function spread(xs: readonly number[], digits: number): string {
+  const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
+  return `${round(mean, digits)} (${round(Math.min(...xs), digits)}–${round(Math.max(...xs), digits)})`;
+}
+const summary = runs > 1
+  ? [...new Set(table.map((r) => r.crawler))].map((crawler) => {
+      const mine = table.filter((r) => r.crawler === crawler);
+      const ratios = mine.flatMap((r) => (r['pages/s ÷ peer'] !== undefined ? [r['pages/s ÷ peer']] : []));
+      const cpuRatios = mine.flatMap((r) => (r['CPU/page ÷ peer'] !== undefined ? [r['CPU/page ÷ peer']] : []));
+      return {
+        crawler,
+        runs: mine.length,
+        pagesPerS: spread(mine.map((r) => r.pagesPerS), 1),
+        cpuMsPerPage: spread(mine.map((r) => r.cpuMsPerPage), 3),
+        peakRssMiB: spread(mine.map((r) => r.peakRssMiB), 0),
+        ...(ratios.length > 0 ? { 'pages/s ÷ peer': spread(ratios, 2), 'CPU/page ÷ peer': spread(cpuRatios, 2) } : {}),
+      };
+    })
+  : undefined;
 const machine = machineInfo();
-const setup = { hosts, pagesPerHost: Number(values.pages), pageBytes: Number(values.bytes), randomLinksPerPage: Number(values.links), seeds: Number(values.seeds), maxPages, date: new Date().toISOString() };
-if (values.json) console.log(JSON.stringify({ machine, setup, results: table }, null, 2));
+const setup = { hosts, pagesPerHost: Number(values.pages), pageBytes: Number(values.bytes), randomLinksPerPage: Number(values.links), seeds: Number(values.seeds), maxPages, runs, date: new Date().toISOString() };
+if (values.json) console.log(JSON.stringify({ machine, setup, results: table, ...(summary ? { summary } : {}) }, null, 2));
 else {
   console.log(machineLine(machine));
   console.log(`web: ${hosts} hosts × ${values.pages} pages, ${values.bytes} B, ~${Number(values.links) + 2} links/page, ${values.seeds} seeds, each host on its own 127.0.0.x; ${maxPages} pages per crawler; ${setup.date}`);
   console.table(table);
+  if (summary) {
+    console.log(`over ${runs} runs: mean (min–max); each ratio is to the peer of the same run`);
+    console.table(summary);
+  }
 }
 process.exit(0);
