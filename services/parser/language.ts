@@ -21,7 +21,11 @@ labelled right), and the detector's cost, which grows with the text, stays small
  * The n-gram tables take about half a second to load, so they are loaded on demand: a parser
  * awaits loadLanguageDetector() before its first page (the parser service and its workers do);
  * until then detectText() answers undefined and pages fall back to their declared language.
+ * Detection itself runs in language-detector.ts (ELD's answers, a third of its cost); when ELD's
+ * table files cannot be read there, `eld.detect()` answers instead.
  */
+import { createDetector, loadEldTables } from './language-detector.ts';
+import type { Detection } from './language-detector.ts';
 import { primaryTag } from './language-tags.ts';
 
 export { parseLanguageList, primaryTag } from './language-tags.ts';
@@ -59,21 +63,38 @@ export function letterWeight(text: string, enough = Infinity): number {
   return n;
 }
 
-type Detector = (typeof import('eld/small'))['eld'];
-let detector: Detector | undefined;
+let detector: ((text: string) => Detection) | undefined;
+let detectorKind: 'compiled' | 'eld' | undefined;
 let loading: Promise<void> | undefined;
 
 /** Loads the detector's tables (once); resolves when detection is available. */
 export function loadLanguageDetector(): Promise<void> {
-  loading ??= import('eld/small').then(
-    (m) => {
-      detector = m.eld;
+  loading ??= loadEldTables().then(
+    (tables) => {
+      const compiled = createDetector(tables);
+      detector = (text) => compiled.detect(text);
+      detectorKind = 'compiled';
     },
-    () => {
-      // Without the tables, pages keep their declared language (html lang, Content-Language).
-    },
+    () =>
+      import('eld/small').then(
+        ({ eld }) => {
+          detector = (text) => {
+            const r = eld.detect(text);
+            return { language: r.language, reliable: r.language !== '' && r.isReliable() };
+          };
+          detectorKind = 'eld';
+        },
+        () => {
+          // Without the tables, pages keep their declared language (html lang, Content-Language).
+        },
+      ),
   );
   return loading;
+}
+
+/** Which detector answers: ELD's tables through language-detector.ts, ELD's own detect(), or none yet. */
+export function languageDetectorKind(): 'compiled' | 'eld' | undefined {
+  return detectorKind;
 }
 
 /**
@@ -83,8 +104,8 @@ export function loadLanguageDetector(): Promise<void> {
 export function detectText(text: string): string | undefined {
   const sample = text.length > DETECT_CHARS ? text.slice(0, DETECT_CHARS) : text;
   if (detector === undefined || letterWeight(sample, MIN_DETECT_LETTERS) < MIN_DETECT_LETTERS) return undefined;
-  const r = detector.detect(sample);
-  if (r.language === '' || !r.isReliable()) return undefined;
+  const r = detector(sample);
+  if (r.language === '' || !r.reliable) return undefined;
   return r.language;
 }
 

@@ -1,0 +1,266 @@
+/**
+ * ELD's detection (eld 2.1.0, the `eld/small` tables of 60 languages) computed with less work per
+ * text. The answers are ELD's: the same cleaning of the text, the same byte 4-grams, the same
+ * scores and the same reliability rule; test/unit/language-detector.test.ts checks them against
+ * `eld.detect()` text by text.
+ *
+ * Why not call `eld.detect()`: in a crawl it cost about 90 µs per page in the parse worker, most of
+ * it in two places. The n-gram table is an object of 81,000 keys whose values are small objects
+ * keyed by language number, walked with `for … in`; and the text's n-grams are gathered as keys of
+ * a fresh object. Here a text's n-grams go into a reused Set, and each n-gram's entry is turned
+ * once into a flat array of (language, score) pairs, kept in a Map of the n-grams seen so far
+ * (those of real text repeat: a few thousand cover most pages). The same texts cost a third.
+ *
+ * The tables are ELD's own, read from the files beside its `eld/small` entry (the package exports
+ * no path to them); loadEldTables() checks their shape, and language.ts falls back to
+ * `eld.detect()` when they cannot be read.
+ */
+
+export interface EldTables {
+  /** Language codes by ELD's language number. */
+  languages: readonly string[];
+  /** n-gram (one character per UTF-8 byte, see byteChars) → language number → score. */
+  ngrams: Readonly<Record<string, Readonly<Record<string, number>> | undefined>>;
+  /** The character ELD writes for each byte value 0–255. */
+  byteChars: readonly string[];
+  /** ELD's separator pattern: runs of non-letters, each replaced by one space. */
+  separators: RegExp;
+  /** A correct detection's average score per language (the reliability threshold is ¾ of it). */
+  averageScores: Readonly<Record<string, number>>;
+}
+
+export interface Detection {
+  /** ISO 639-1 code, or '' when no n-gram of the text is known. */
+  language: string;
+  /** ELD's isReliable() with its default threshold. */
+  reliable: boolean;
+}
+
+// ELD's constants: texts are cut at 1,000 characters; words are gathered until 350 bytes (at a
+// space) or 380 bytes (anywhere); a word counts for at most 70 bytes; stored scores are offset by
+// 53; the raw score per n-gram is scaled by x / (x + 25); reliable means at least ¾ of the average.
+const MAX_CHARS = 1000;
+const CUT_AT_SPACE = 350;
+const CUT_ANYWHERE = 380;
+const MAX_WORD_BYTES = 70;
+const BASE_NGRAM_SCORE = 53;
+const SCALE = 25;
+const RELIABLE_SHARE = 0.75;
+
+/** Distinct n-grams whose compiled entries are kept; past it, others are looked up each time. */
+export const DEFAULT_CACHED_NGRAMS = 100_000;
+
+// Languages per n-gram entry are fewer than this (ELD has 60).
+const PAIRS_PER_ENTRY = 128;
+
+export interface LanguageDetector {
+  detect(text: string): Detection;
+  /** ELD's getScores(): each language with a positive score, its score per n-gram scaled to 0–1. */
+  scores(text: string): Record<string, number>;
+}
+
+/** A detector over `tables`; `cachedNgrams` bounds the Map of compiled entries. */
+export function createDetector(tables: EldTables, cachedNgrams = DEFAULT_CACHED_NGRAMS): LanguageDetector {
+  const { languages, ngrams, byteChars: dict, separators, averageScores } = tables;
+  const count = languages.length;
+  if (count >= PAIRS_PER_ENTRY) throw new RangeError(`${count} languages: at most ${PAIRS_PER_ENTRY - 1}`);
+  const scores = new Float64Array(count);
+  const threshold = languages.map((l) => (averageScores[l] ?? 0) * RELIABLE_SHARE);
+  // Compiled entries: (language, score) pairs appended to one pool; the Map keeps, per n-gram,
+  // where its pairs start and how many there are (start × 128 + pairs; an unknown n-gram is 0).
+  const compiled = new Map<string, number>();
+  const seen = new Set<string>();
+  let pool = new Int32Array(16 * 1024);
+  let used = 0;
+
+  function entryOf(gram: string): number {
+    const hit = compiled.get(gram);
+    if (hit !== undefined) return hit;
+    const byLanguage = ngrams[gram];
+    let entry = 0;
+    if (byLanguage !== undefined) {
+      const start = used;
+      for (const lang in byLanguage) {
+        if (used + 2 > pool.length) {
+          const grown = new Int32Array(pool.length * 2);
+          grown.set(pool);
+          pool = grown;
+        }
+        pool[used++] = Number(lang);
+        pool[used++] = byLanguage[lang]! + BASE_NGRAM_SCORE;
+      }
+      entry = (start / 2) * PAIRS_PER_ENTRY + (used - start) / 2;
+      // not kept: its pairs are read once from the end of the pool, then overwritten
+      if (compiled.size >= cachedNgrams) used = start;
+    }
+    if (compiled.size < cachedNgrams) compiled.set(gram, entry);
+    return entry;
+  }
+
+  // A word's n-grams: 4 bytes with a stride of 3, the first marked by a leading space, and the
+  // word's last 4 bytes (all of them when shorter) with a trailing space.
+  function addWord(word: string): void {
+    const len = word.length > MAX_WORD_BYTES ? MAX_WORD_BYTES : word.length;
+    let j = 0;
+    for (; j + 4 < len; j += 3) seen.add((j === 0 ? ' ' : '') + word.substring(j, j + 4));
+    seen.add((j === 0 ? ' ' : '') + word.substring(len !== 3 ? len - 4 : 0) + ' ');
+  }
+
+  /** Scores `input` into `scores`; returns its number of distinct n-grams. */
+  function score(input: string): number {
+    const text = input.substring(0, MAX_CHARS).replace(separators, ' ').trim().toLowerCase();
+    seen.clear();
+    // The current word: `word` holds what is already encoded, text[runStart, i) the ASCII run
+    // after it, which is taken as a slice instead of character by character.
+    let word = '';
+    let runStart = 0;
+    let bytes = 0;
+    const n = text.length;
+    let i = 0;
+    for (; i < n; i++) {
+      let c = text.charCodeAt(i);
+      if (c < 0x80) {
+        if (c === 32) {
+          word += text.slice(runStart, i);
+          runStart = i + 1;
+          if (word !== '') {
+            addWord(word);
+            word = '';
+          }
+          if (bytes > CUT_AT_SPACE) break;
+        }
+        bytes++;
+      } else {
+        word += text.slice(runStart, i);
+        if (c < 0x800) {
+          word += dict[0xc0 | (c >> 6)]! + dict[0x80 | (c & 0x3f)]!;
+          bytes += 2;
+        } else if (c < 0xd800 || c >= 0xe000) {
+          word += dict[0xe0 | (c >> 12)]! + dict[0x80 | ((c >> 6) & 0x3f)]! + dict[0x80 | (c & 0x3f)]!;
+          bytes += 3;
+        } else {
+          // a surrogate pair (a lone high surrogate at the end reads the missing half as 0, as ELD does)
+          i++;
+          c = 0x10000 + (((c & 0x3ff) << 10) | (text.charCodeAt(i) & 0x3ff));
+          word += dict[0xf0 | (c >> 18)]! + dict[0x80 | ((c >> 12) & 0x3f)]! + dict[0x80 | ((c >> 6) & 0x3f)]! + dict[0x80 | (c & 0x3f)]!;
+          bytes += 4;
+        }
+        runStart = i + 1;
+      }
+      if (bytes > CUT_ANYWHERE) {
+        i++;
+        break;
+      }
+    }
+    if (runStart < i) word += text.slice(runStart, Math.min(i, n));
+    if (word !== '') addWord(word);
+
+    scores.fill(0);
+    for (const gram of seen) {
+      const entry = entryOf(gram);
+      const start = 2 * Math.floor(entry / PAIRS_PER_ENTRY);
+      const end = start + 2 * (entry % PAIRS_PER_ENTRY);
+      for (let p = start; p < end; p += 2) scores[pool[p]!]! += pool[p + 1]!;
+    }
+    return seen.size;
+  }
+
+  function detect(input: string): Detection {
+    const grams = score(input);
+    // The language: the first with the highest score.
+    let language = -1;
+    let top = 0;
+    for (let l = 0; l < count; l++) {
+      if (scores[l]! > top) {
+        top = scores[l]!;
+        language = l;
+      }
+    }
+    if (language < 0) return { language: '', reliable: false };
+    return { language: languages[language]!, reliable: isReliable(language, grams) };
+  }
+
+  function scaled(raw: number, grams: number): number {
+    const perGram = raw / grams;
+    return perGram / (perGram + SCALE);
+  }
+
+  // ELD ranks the languages by score per n-gram, scaled to 0–1, and calls the answer reliable
+  // unless the best scaled score is under the threshold of the detected language, or within 0.01 of
+  // the second entry's *language number* (that is what ELD 2.1.0 compares; kept so that answers
+  // stay identical).
+  function isReliable(language: number, grams: number): boolean {
+    if (grams < 3) return false;
+    let best = -1;
+    let bestScore = -1;
+    let second = -1;
+    let secondScore = -1;
+    for (let l = 0; l < count; l++) {
+      if (scores[l]! <= 0) continue;
+      const s = scaled(scores[l]!, grams);
+      if (s > bestScore) {
+        second = best;
+        secondScore = bestScore;
+        best = l;
+        bestScore = s;
+      } else if (s > secondScore) {
+        second = l;
+        secondScore = s;
+      }
+    }
+    const next = second >= 0 ? second : 0;
+    return !(threshold[language]! > bestScore || 0.01 > Math.abs(bestScore - next));
+  }
+
+  return {
+    detect,
+    scores(input: string): Record<string, number> {
+      const grams = score(input);
+      const out: Record<string, number> = {};
+      for (let l = 0; l < count; l++) if (scores[l]! > 0) out[languages[l]!] = scaled(scores[l]!, grams);
+      return out;
+    },
+  };
+}
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null;
+}
+
+/**
+ * ELD's small tables, imported from the files beside the `eld/small` entry. Rejects when a file is
+ * missing or not of the expected shape (another ELD version).
+ */
+export async function loadEldTables(): Promise<EldTables> {
+  const entry = import.meta.resolve('eld/small');
+  const load = async (relative: string): Promise<Record<string, unknown>> => {
+    const m: unknown = await import(new URL(relative, entry).href);
+    if (!isRecord(m)) throw new Error(`eld: ${relative} is not a module`);
+    return m;
+  };
+  const [data, dictionary, patterns, averages] = await Promise.all([
+    load('../ngrams/small.js'),
+    load('../dictionary.js'),
+    load('../regexPatterns.js'),
+    load('../avgScore.js'),
+  ]);
+  const ngramsData = data['ngramsData'];
+  const byteChars = dictionary['dictionary'];
+  const separators = patterns['separators'];
+  const averageScores = averages['avgScore'];
+  if (!isRecord(ngramsData) || !isRecord(ngramsData['languages']) || !isRecord(ngramsData['ngrams'])) throw new Error('eld: unexpected n-gram data');
+  if (!Array.isArray(byteChars) || byteChars.length !== 256 || !byteChars.every((c) => typeof c === 'string' && c.length === 1)) throw new Error('eld: unexpected byte dictionary');
+  if (!(separators instanceof RegExp) || !separators.global) throw new Error('eld: unexpected separator pattern');
+  if (!isRecord(averageScores)) throw new Error('eld: unexpected average scores');
+  const byNumber = ngramsData['languages'];
+  const languages: string[] = [];
+  for (let l = 0; typeof byNumber[l] === 'string'; l++) languages.push(byNumber[l] as string);
+  if (languages.length !== Object.keys(byNumber).length) throw new Error('eld: language numbers are not 0…n−1');
+  return {
+    languages,
+    ngrams: ngramsData['ngrams'] as EldTables['ngrams'],
+    byteChars: byteChars as string[],
+    separators,
+    averageScores: averageScores as Record<string, number>,
+  };
+}
