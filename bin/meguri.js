@@ -1,10 +1,14 @@
 #!/bin/sh
-":" // -- ; n=$(nproc 2>/dev/null) || n=9; exec node --max-semi-space-size=32 --v8-pool-size=$((n < 6 ? 1 : n > 9 ? 4 : n - 5)) "$0" "$@"
+":" // -- ; n=$(nproc 2>/dev/null) || n=9; exec node --max-semi-space-size=32 --initial-old-space-size=256 --v8-pool-size=$((n < 6 ? 1 : n > 9 ? 4 : n - 5)) "$0" "$@"
 // The line above is read by sh and by Node alike. Run as a program (`npx meguri`, `./bin/meguri.js`,
 // the container's entrypoint), sh replaces itself with Node (same process id, so signals reach the
-// crawler directly) with two V8 settings (docs/benchmarks.md has the measurements):
+// crawler directly) with three V8 settings (docs/benchmarks.md has the measurements):
 // - 32 MiB semi-spaces: the event loop allocates ~250 KB per page of records in flight, and with
 //   the default 16 MiB a third of them outlive a scavenge (5-14 % more pages/s, ~60 MiB more RSS);
+// - no full collection before the old generation reaches 256 MiB: the parse worker's start-up (the
+//   language tables, ~60 MB) otherwise ends in full collections after which V8 lets its heap grow
+//   to 170-230 MB of garbage before the next; with it the worker's heap stays under ~100 MB (peak
+//   RSS 70-100 MiB lower, 2-4 % more pages/s);
 // - as many GC helper threads as there are cores the crawl leaves idle (cores - 1 event loop -
 //   parse workers, at least 1, at most Node's default 4): helpers on cores the crawl's own threads
 //   keep busy only add CPU (on 2 cores, 1 helper instead of 4: 1-4 % more pages/s, 2-5 % less CPU).

@@ -73,13 +73,13 @@ describe('meguri start-up: compiled dist/ or the sources', { timeout: 600_000 },
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^\d+\.\d+\.\d+/);
     // sh replaced itself with node: the pid the caller knows is the crawler's (signals, kill -9).
-    assert.match(r.stderr, new RegExp(`^meguri: process ${r.pid}, node flags: --max-semi-space-size=32 --v8-pool-size=\\d$`, 'm'));
+    assert.match(r.stderr, new RegExp(`^meguri: process ${r.pid}, node flags: --max-semi-space-size=32 --initial-old-space-size=256 --v8-pool-size=\\d$`, 'm'));
     // GC helper threads: the cores the crawl's event loop and parse workers leave idle, 1 to 4
     // (nproc reads OMP_NUM_THREADS, which stands in for machines of other sizes here).
     for (const [cores, helpers] of [[2, 1], [6, 1], [7, 2], [8, 3], [64, 4]] as const) {
       const sized = spawnSync(join(dir, 'bin/meguri.js'), ['--version'], { cwd: dir, encoding: 'utf8', env: { ...process.env, MEGURI_DEBUG: '1', OMP_NUM_THREADS: String(cores) } });
       assert.equal(sized.status, 0, sized.stderr);
-      assert.match(sized.stderr, new RegExp(`node flags: --max-semi-space-size=32 --v8-pool-size=${helpers}$`, 'm'), `${cores} cores`);
+      assert.match(sized.stderr, new RegExp(`node flags: --max-semi-space-size=32 --initial-old-space-size=256 --v8-pool-size=${helpers}$`, 'm'), `${cores} cores`);
     }
     // Started by node directly, the launcher line is inert and node keeps the caller's flags.
     const direct = node(dir, ['--max-semi-space-size=8', join(dir, 'bin/meguri.js'), '--version']);
