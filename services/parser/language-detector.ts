@@ -264,3 +264,30 @@ export async function loadEldTables(): Promise<EldTables> {
     averageScores: averageScores as Record<string, number>,
   };
 }
+
+export interface OpenDetector {
+  /** 'compiled': createDetector() over ELD's tables; 'eld': ELD's own detect(). */
+  kind: 'compiled' | 'eld';
+  detect(text: string): Detection;
+}
+
+/**
+ * The detector a parser uses: the compiled one over ELD's tables, or ELD's own `detect()` (the same
+ * answers, slower) when the tables cannot be read. Rejects only when ELD cannot be loaded at all.
+ */
+export async function openDetector(loadTables: () => Promise<EldTables> = loadEldTables): Promise<OpenDetector> {
+  let compiled: LanguageDetector;
+  try {
+    compiled = createDetector(await loadTables());
+  } catch {
+    const { eld } = await import('eld/small');
+    return {
+      kind: 'eld',
+      detect: (text) => {
+        const r = eld.detect(text);
+        return { language: r.language, reliable: r.language !== '' && r.isReliable() };
+      },
+    };
+  }
+  return { kind: 'compiled', detect: (text) => compiled.detect(text) };
+}

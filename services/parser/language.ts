@@ -24,7 +24,7 @@ labelled right), and the detector's cost, which grows with the text, stays small
  * Detection itself runs in language-detector.ts (ELD's answers, a third of its cost); when ELD's
  * table files cannot be read there, `eld.detect()` answers instead.
  */
-import { createDetector, loadEldTables } from './language-detector.ts';
+import { openDetector } from './language-detector.ts';
 import type { Detection } from './language-detector.ts';
 import { primaryTag } from './language-tags.ts';
 
@@ -69,25 +69,14 @@ let loading: Promise<void> | undefined;
 
 /** Loads the detector's tables (once); resolves when detection is available. */
 export function loadLanguageDetector(): Promise<void> {
-  loading ??= loadEldTables().then(
-    (tables) => {
-      const compiled = createDetector(tables);
-      detector = (text) => compiled.detect(text);
-      detectorKind = 'compiled';
+  loading ??= openDetector().then(
+    (d) => {
+      detector = d.detect;
+      detectorKind = d.kind;
     },
-    () =>
-      import('eld/small').then(
-        ({ eld }) => {
-          detector = (text) => {
-            const r = eld.detect(text);
-            return { language: r.language, reliable: r.language !== '' && r.isReliable() };
-          };
-          detectorKind = 'eld';
-        },
-        () => {
-          // Without the tables, pages keep their declared language (html lang, Content-Language).
-        },
-      ),
+    () => {
+      // Without the tables, pages keep their declared language (html lang, Content-Language).
+    },
   );
   return loading;
 }

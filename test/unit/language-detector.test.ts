@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eld } from 'eld/small';
-import { createDetector, loadEldTables } from '../../services/parser/language-detector.ts';
+import { createDetector, loadEldTables, openDetector } from '../../services/parser/language-detector.ts';
 import { extractPage } from '../../services/parser/extract.ts';
 import { detectText, languageDetectorKind, loadLanguageDetector } from '../../services/parser/language.ts';
 import { SimWebModel } from '../../services/simweb/model.ts';
@@ -88,4 +88,18 @@ test('the parser detects through the compiled tables', async () => {
   await loadLanguageDetector();
   assert.equal(languageDetectorKind(), 'compiled');
   assert.equal(detectText(samples.find((s) => s.lang === 'ja')!.text), 'ja');
+});
+
+test('without readable tables the parser falls back to eld.detect(), with the same answers', async () => {
+  const fallback = await openDetector(() => Promise.reject(new Error('no such file')));
+  assert.equal(fallback.kind, 'eld');
+  const compiled = await openDetector();
+  assert.equal(compiled.kind, 'compiled');
+  for (const t of variedTexts()) assert.deepEqual(fallback.detect(t), compiled.detect(t), t.slice(0, 60));
+  // tables of another shape are refused, so the fallback answers rather than wrong scores
+  const wrongShape = await openDetector(async () => {
+    const tables = await loadEldTables();
+    return { ...tables, languages: Array.from({ length: 200 }, (_, i) => `l${i}`) };
+  });
+  assert.equal(wrongShape.kind, 'eld');
 });
