@@ -8,12 +8,12 @@
  * it in two places. The n-gram table is an object of 81,000 keys whose values are small objects
  * keyed by language number, walked with `for … in`; and the text's n-grams are gathered as keys of
  * a fresh object. Here a text's n-grams go into a reused Set, and each n-gram's entry is turned
- * once into a flat array of (language, score) pairs, kept in a Map of the n-grams seen so far
+ * once into (language, score) pairs in one pool, found through a Map of the n-grams seen so far
  * (those of real text repeat: a few thousand cover most pages). The same texts cost a third.
  *
  * The tables are ELD's own, read from the files beside its `eld/small` entry (the package exports
- * no path to them); loadEldTables() checks their shape, and language.ts falls back to
- * `eld.detect()` when they cannot be read.
+ * no path to them); loadEldTables() checks their shape, and openDetector() falls back to
+ * `eld.detect()` when they cannot be read or used.
  */
 
 export interface EldTables {

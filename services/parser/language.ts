@@ -25,7 +25,7 @@ labelled right), and the detector's cost, which grows with the text, stays small
  * table files cannot be read there, `eld.detect()` answers instead.
  */
 import { openDetector } from './language-detector.ts';
-import type { Detection } from './language-detector.ts';
+import type { OpenDetector } from './language-detector.ts';
 import { primaryTag } from './language-tags.ts';
 
 export { parseLanguageList, primaryTag } from './language-tags.ts';
@@ -63,16 +63,14 @@ export function letterWeight(text: string, enough = Infinity): number {
   return n;
 }
 
-let detector: ((text: string) => Detection) | undefined;
-let detectorKind: 'compiled' | 'eld' | undefined;
+let detector: OpenDetector | undefined;
 let loading: Promise<void> | undefined;
 
 /** Loads the detector's tables (once); resolves when detection is available. */
 export function loadLanguageDetector(): Promise<void> {
   loading ??= openDetector().then(
     (d) => {
-      detector = d.detect;
-      detectorKind = d.kind;
+      detector = d;
     },
     () => {
       // Without the tables, pages keep their declared language (html lang, Content-Language).
@@ -82,8 +80,8 @@ export function loadLanguageDetector(): Promise<void> {
 }
 
 /** Which detector answers: ELD's tables through language-detector.ts, ELD's own detect(), or none yet. */
-export function languageDetectorKind(): 'compiled' | 'eld' | undefined {
-  return detectorKind;
+export function languageDetectorKind(): OpenDetector['kind'] | undefined {
+  return detector?.kind;
 }
 
 /**
@@ -93,7 +91,7 @@ export function languageDetectorKind(): 'compiled' | 'eld' | undefined {
 export function detectText(text: string): string | undefined {
   const sample = text.length > DETECT_CHARS ? text.slice(0, DETECT_CHARS) : text;
   if (detector === undefined || letterWeight(sample, MIN_DETECT_LETTERS) < MIN_DETECT_LETTERS) return undefined;
-  const r = detector(sample);
+  const r = detector.detect(sample);
   if (r.language === '' || !r.reliable) return undefined;
   return r.language;
 }
