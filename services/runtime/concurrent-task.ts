@@ -39,6 +39,8 @@ export class ConcurrentTask<In> {
   private readonly maxPendingRecords: number;
   private readonly maxPendingBytes: number;
   private opening: Promise<void> | undefined;
+  /** Names this partition's sends, so a transport can give each partition its own (AtomicCommit.scope). */
+  private readonly scope: string;
 
   constructor(
     private readonly host: TaskHost<In>,
@@ -50,6 +52,7 @@ export class ConcurrentTask<In> {
     this.maxInFlight = c.maxInFlight;
     this.maxPendingRecords = c.maxPendingRecords ?? DEFAULT_MAX_PENDING_RECORDS;
     this.maxPendingBytes = c.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
+    this.scope = `${host.groupId}.${partition}`;
     this.lifecycle = new TaskLifecycle(`${host.groupId}-${partition}`);
     this.lifecycle.onTransition((_, to) => host.metrics.taskStates.inc({ state: to }));
   }
@@ -162,7 +165,7 @@ export class ConcurrentTask<In> {
       if (outputs.length > 0) {
         this.readyOutputs = [];
         try {
-          await member.commit({ transactional: false, outputs, offsets: [] });
+          await member.commit({ transactional: false, scope: this.scope, outputs, offsets: [] });
         } catch (err) {
           this.readyOutputs = [...outputs, ...this.readyOutputs];
           this.flushFailed(err, 'send');
@@ -175,7 +178,7 @@ export class ConcurrentTask<In> {
       }
       if (commitTo > this.committedEnd) {
         try {
-          await member.commit({ transactional: false, outputs: [], offsets: [{ topic: this.topic, partition: this.partition, offset: commitTo }] });
+          await member.commit({ transactional: false, scope: this.scope, outputs: [], offsets: [{ topic: this.topic, partition: this.partition, offset: commitTo }] });
           this.committedEnd = commitTo;
         } catch (err) {
           this.flushFailed(err, 'offset commit');

@@ -229,14 +229,23 @@ export class Task<In> implements ProcessorContext {
     const processed = await this.runUntilCommitted(
       'batch',
       async () => {
-        const valid: InputRecord<In>[] = [];
-        for (const record of batch.records) {
-          const r = this.toInput(record);
-          if (r.ok) valid.push(r.input);
-          else this.host.emitter.deadLetter(this.outputs, record, record.key, record.value, r.code, r.reason);
+        // A batch larger than maxBatchRecords (batches merged while the task committed, on Kafka)
+        // is processed in steps of that size, with a turn of the event loop between them, and
+        // committed once.
+        const step = this.host.definition.maxBatchRecords ?? batch.records.length;
+        for (let start = 0; start < batch.records.length; start += step) {
+          if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+          const end = Math.min(batch.records.length, start + step);
+          const valid: InputRecord<In>[] = [];
+          for (let i = start; i < end; i++) {
+            const record = batch.records[i]!;
+            const r = this.toInput(record);
+            if (r.ok) valid.push(r.input);
+            else this.host.emitter.deadLetter(this.outputs, record, record.key, record.value, r.code, r.reason);
+          }
+          this.origin = batch.records[end - 1]!;
+          if (valid.length > 0) await this.processor!.process(valid, this);
         }
-        this.origin = last;
-        if (valid.length > 0) await this.processor!.process(valid, this);
       },
       offsets,
       this.host.batchAttempts,

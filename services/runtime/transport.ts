@@ -96,7 +96,9 @@ export interface ConsumedBatch {
  */
 export interface AtomicCommit {
   /** Scope of the transaction: one transactional producer per scope (e.g. "<group>-<partition>"), so a
-   *  new owner of that scope fences the old one. Required when transactional. */
+   *  new owner of that scope fences the old one. Required when transactional. Without a transaction
+   *  it names the sender: a transport may give each scope its own producer, so one partition's
+   *  sends never wait behind another's; a scope's sends stay in order. */
   readonly scope?: string;
   readonly transactional: boolean;
   readonly outputs: readonly OutRecord[];

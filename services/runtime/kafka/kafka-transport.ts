@@ -1,8 +1,9 @@
 /**
  * Transport on Apache Kafka through kafkajs.
  *
- * - Plain sends use one idempotent producer (acks=all, one request in flight, so retries never
- *   reorder or duplicate).
+ * - Plain sends use idempotent producers (acks=all, one request in flight, so retries never
+ *   reorder or duplicate): one for `send`, one per scope of at-least-once commits (a partition of
+ *   the fetcher or parser), each merging the sends that arrive while its request is out.
  * - Transactional commits use one transactional producer per scope (Kafka Streams' "one producer
  *   per task" model): a new owner of a partition initialises the same transactional id and so fences
  *   the previous owner's producer — a zombie can no longer commit outputs or offsets for it.
@@ -19,6 +20,8 @@ import type { Logger } from '../logger.ts';
 import { silentLogger } from '../logger.ts';
 import { partitionForKey } from '../partitioner.ts';
 import { replicationForCluster } from './replication.ts';
+import { PartitionFeed } from './partition-feed.ts';
+import { CoalescingSender } from './coalescing-sender.ts';
 import type { TopicReplication } from './replication.ts';
 import { FatalServiceError, TaskMigratedError, classifyError, describeError } from '../errors.ts';
 import type {
@@ -169,6 +172,15 @@ function* chunkBySize(records: readonly OutRecord[], maxBytes = 768 * 1024): Gen
   if (start < records.length) yield records.slice(start);
 }
 
+/** A plain send lane: its producer (made at its first send, dropped after a failed one) and its merging. */
+interface PlainLane {
+  producer: Promise<Producer> | undefined;
+  readonly sender: CoalescingSender<OutRecord, RecordMetadata>;
+}
+
+/** The most one merged plain send holds (it goes out as requests of at most ~768 KiB each). */
+const MERGED_SEND_MAX_BYTES = 4 * 1024 * 1024;
+
 function toLogRecord(topic: string, partition: number, m: EachBatchPayload['batch']['messages'][number]): LogRecord {
   const headers: Record<string, string> = {};
   if (m.headers) {
@@ -194,7 +206,7 @@ export class KafkaTransport implements Transport {
   private readonly logger: Logger;
   private adminClient: Admin | undefined;
   private adminConnecting: Promise<Admin> | undefined;
-  private plainProducer: Promise<Producer> | undefined;
+  private readonly plainLanes = new Map<string, PlainLane>();
   private readonly txProducers = new Map<string, Promise<Producer>>();
   private readonly partitionCounts = new Map<string, number>();
   private readonly compressions = new Map<string, kafkajs.CompressionTypes>();
@@ -232,8 +244,33 @@ export class KafkaTransport implements Transport {
     return this.adminConnecting;
   }
 
-  private producer(): Promise<Producer> {
-    this.plainProducer ??= (async () => {
+  /**
+   * The plain send lane `name`: an idempotent producer with one request in flight (so retries never
+   * reorder or duplicate) and the merging of sends while one is out (coalescing-sender.ts). `send`
+   * uses one lane and each scope of at-least-once commits (a task: one partition of a group)
+   * another, so one partition's requests never wait behind another's. With one producer for the
+   * process, the fetcher's gzip-compressed pages and the parser's links kept its single request
+   * slot busy the whole crawl and a send waited 170–270 ms. A lane lives as long as the transport
+   * (at most one per partition a group ever had here).
+   */
+  private plainLane(name: string): PlainLane {
+    let lane = this.plainLanes.get(name);
+    if (lane) return lane;
+    const created: PlainLane = {
+      producer: undefined,
+      sender: new CoalescingSender<OutRecord, RecordMetadata>(
+        (records) => this.sendNow(created, records),
+        (r) => (r.value?.length ?? 0) + (r.key?.length ?? 0) + 64,
+        MERGED_SEND_MAX_BYTES,
+      ),
+    };
+    lane = created;
+    this.plainLanes.set(name, lane);
+    return lane;
+  }
+
+  private producer(lane: PlainLane): Promise<Producer> {
+    lane.producer ??= (async () => {
       const p = this.kafka.producer({
         idempotent: true,
         maxInFlightRequests: 1,
@@ -244,7 +281,7 @@ export class KafkaTransport implements Transport {
       await p.connect();
       return p;
     })();
-    return this.plainProducer;
+    return lane.producer;
   }
 
   get sessionTimeoutMs(): number {
@@ -493,18 +530,23 @@ export class KafkaTransport implements Transport {
     return compression;
   }
 
-  async send(records: readonly OutRecord[]): Promise<RecordMetadata[]> {
+  send(records: readonly OutRecord[]): Promise<RecordMetadata[]> {
+    return this.plainLane('').sender.send(records);
+  }
+
+  private async sendNow(lane: PlainLane, records: readonly OutRecord[]): Promise<RecordMetadata[]> {
     if (records.length === 0) return [];
-    const current = this.producer();
-    const producer = await current;
+    const current = this.producer(lane);
     const meta: RecordMetadata[] = [];
     try {
+      // Inside the try: a producer that could not connect is dropped too, not kept for every later send.
+      const producer = await current;
       for (const chunk of chunkBySize(records)) {
         const { topicMessages, slots } = await this.toTopicMessages(chunk);
         meta.push(...KafkaTransport.metadataFor(slots, await this.sendByCompression(topicMessages, (batch) => producer.sendBatch(batch))));
       }
     } catch (err) {
-      this.releasePlainProducer(current);
+      this.releasePlainProducer(lane, current);
       throw err;
     }
     return meta;
@@ -517,9 +559,9 @@ export class KafkaTransport implements Transport {
    * So the producer is dropped; the next send starts a new one (new producer id, new sequence
    * numbers). The caller retries the failed records (at least once).
    */
-  private releasePlainProducer(failed: Promise<Producer>): void {
-    if (this.plainProducer !== failed) return;
-    this.plainProducer = undefined;
+  private releasePlainProducer(lane: PlainLane, failed: Promise<Producer>): void {
+    if (lane.producer !== failed) return;
+    lane.producer = undefined;
     this.logger.warn('a send failed: its idempotent producer is released, the next send uses a new one');
     void failed.then((p) => p.disconnect()).catch(() => undefined);
   }
@@ -527,7 +569,7 @@ export class KafkaTransport implements Transport {
   /** Used by group members: one transaction for outputs + offsets, or send-then-commit. */
   async commitFor(groupId: string, consumer: Consumer, commit: AtomicCommit): Promise<RecordMetadata[]> {
     if (!commit.transactional) {
-      const meta = await this.send(commit.outputs);
+      const meta = await this.plainLane(`scope:${commit.scope ?? groupId}`).sender.send(commit.outputs);
       if (commit.offsets.length > 0) {
         await consumer.commitOffsets(
           commit.offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: String(o.offset) })),
@@ -689,7 +731,7 @@ export class KafkaTransport implements Transport {
     this.closed = true;
     await Promise.all([...this.members].map((m) => m.stop()));
     for (const scope of [...this.txProducers.keys()]) await this.releaseScope(scope);
-    if (this.plainProducer) await (await this.plainProducer).disconnect().catch(() => undefined);
+    for (const lane of this.plainLanes.values()) if (lane.producer) await (await lane.producer.catch(() => undefined))?.disconnect().catch(() => undefined);
     if (this.adminClient) await this.adminClient.disconnect().catch(() => undefined);
     if (this.directClusterPromise) await (await this.directClusterPromise.catch(() => undefined))?.disconnect().catch(() => undefined);
   }
@@ -706,6 +748,18 @@ const BROKER_OUTAGE_BUDGET_MS = 5 * 60_000;
 
 const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
 
+/**
+ * Fetched batches that may wait behind the one a partition is processing: kafkajs fetches the
+ * next while this one runs (partition-feed.ts). Two keep the service busy between fetches.
+ */
+const QUEUED_BATCHES_PER_PARTITION = 2;
+/**
+ * Batches (of maxBatchRecords) that waited while their partition worked are delivered together, up
+ * to this many, and commit together: a task processes them in maxBatchRecords steps and commits
+ * once, so a transaction's fixed round trips are paid once for all of them.
+ */
+const MERGED_BATCHES = 4;
+
 class KafkaGroupMember implements GroupMember {
   private readonly consumer: Consumer;
   private current = new Map<string, TopicPartition>();
@@ -713,7 +767,8 @@ class KafkaGroupMember implements GroupMember {
   private readonly revoking = new Set<string>();
   /** Serialises assignment changes. */
   private assignmentChain: Promise<void> = Promise.resolve();
-  private readonly inFlight = new Map<string, Promise<void>>();
+  /** Batches fetched and waiting to be processed, per partition (partition-feed.ts). */
+  private readonly feeds = new Map<string, PartitionFeed>();
   private readyResolve!: () => void;
   private readonly readyPromise = new Promise<void>((resolve) => (this.readyResolve = resolve));
   private stopped = false;
@@ -779,7 +834,7 @@ class KafkaGroupMember implements GroupMember {
       if (revoked.length > 0) {
         for (const tp of revoked) this.revoking.add(tpKey(tp.topic, tp.partition));
         try {
-          await Promise.all(revoked.map((tp) => this.inFlight.get(tpKey(tp.topic, tp.partition))));
+          await this.drainFeeds(revoked);
           await this.options.onRevoked(revoked);
         } finally {
           for (const tp of revoked) this.revoking.delete(tpKey(tp.topic, tp.partition));
@@ -791,7 +846,7 @@ class KafkaGroupMember implements GroupMember {
   }
 
   private async loseAll(tps: readonly TopicPartition[]): Promise<void> {
-    await Promise.all(tps.map((tp) => this.inFlight.get(tpKey(tp.topic, tp.partition))?.catch(() => undefined)));
+    await this.drainFeeds(tps);
     if (this.options.onLost) await this.options.onLost(tps);
     else await this.options.onRevoked(tps);
   }
@@ -888,6 +943,46 @@ class KafkaGroupMember implements GroupMember {
     await this.run();
   }
 
+  /** The feed of a partition, made when its first batch arrives (partition-feed.ts). */
+  private feedOf(topic: string, partition: number): PartitionFeed {
+    const key = tpKey(topic, partition);
+    let feed = this.feeds.get(key);
+    if (feed) return feed;
+    feed = new PartitionFeed({
+      maxQueued: QUEUED_BATCHES_PER_PARTITION,
+      maxMergedRecords: MERGED_BATCHES * (this.options.maxBatchRecords ?? 500),
+      deliver: (batch) => this.options.eachBatch(batch),
+      active: () => this.current.has(key) && !this.stopped && !this.rejoining,
+      onHandedBack: async (offset, err) => {
+        // Not processed (task opening, migrated, or failing): fetch it again. The service has
+        // already acted on the error. The seek also takes back what kafkajs fetched past it.
+        this.logger.debug({ err: describeError(err), topic, partition, offset }, 'batch handed back');
+        if (this.current.has(key)) {
+          try {
+            this.consumer.seek({ topic, partition, offset: String(offset) });
+          } catch (seekError) {
+            // The consumer is stopping or restarting: it starts again from the committed offset.
+            this.logger.debug({ err: describeError(seekError), topic, partition }, 'seek after a hand-back failed');
+          }
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      },
+    });
+    this.feeds.set(key, feed);
+    return feed;
+  }
+
+  /** Forgets the batches queued for these partitions and waits for the ones in progress. */
+  private async drainFeeds(tps: readonly TopicPartition[]): Promise<void> {
+    const feeds = tps.map((tp) => this.feeds.get(tpKey(tp.topic, tp.partition))).filter((f): f is PartitionFeed => f !== undefined);
+    for (const feed of feeds) feed.drop();
+    await Promise.all(feeds.map((f) => f.idle().catch(() => undefined)));
+    for (const tp of tps) {
+      const key = tpKey(tp.topic, tp.partition);
+      if (!this.feeds.get(key)?.busy) this.feeds.delete(key);
+    }
+  }
+
   private async run(): Promise<void> {
     const maxBatch = this.options.maxBatchRecords ?? 500;
     await this.consumer.run({
@@ -896,44 +991,27 @@ class KafkaGroupMember implements GroupMember {
       partitionsConsumedConcurrently: 8,
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
         const key = tpKey(batch.topic, batch.partition);
-        // kafkajs heartbeats only between batches: keep the membership alive while this one works
-        // (a restore it waits for, a long commit), so long work never costs the member its partitions.
+        // kafkajs heartbeats only between batches: keep the membership alive while this one waits
+        // for room in its partition's feed, so slow work never costs the member its partitions.
         const keepAlive = setInterval(() => {
-          heartbeat().catch((err: unknown) => this.logger.debug({ err: describeError(err) }, 'heartbeat during a batch failed'));
+          heartbeat().catch((err: unknown) => this.logger.debug({ err: describeError(err), topic: batch.topic }, 'heartbeat during a batch failed'));
         }, this.heartbeatIntervalMs);
         try {
           await this.assignmentChain;
-          if (!this.current.has(key) || this.rejoining) return;
-          const work = (async () => {
-            const all = batch.messages.map((m) => toLogRecord(batch.topic, batch.partition, m));
-            for (let i = 0; i < all.length; i += maxBatch) {
-              if (!isRunning() || isStale() || this.stopped || this.rejoining) return;
-              const records = all.slice(i, i + maxBatch);
-              const consumed: ConsumedBatch = {
-                topic: batch.topic,
-                partition: batch.partition,
-                records,
-                highWatermark: Number(batch.highWatermark),
-              };
-              try {
-                await this.options.eachBatch(consumed);
-              } catch (err) {
-                // Not processed (task opening, migrated, or failing): unresolved records are fetched
-                // again. The service has already acted on the error; kafkajs must not crash on it.
-                this.logger.debug({ err: describeError(err), topic: batch.topic, partition: batch.partition }, 'batch handed back');
-                await new Promise((r) => setTimeout(r, 200));
-                return;
-              }
-              const last = records[records.length - 1];
-              if (last) resolveOffset(String(last.offset));
-            }
-          })();
-          this.inFlight.set(key, work);
-          try {
-            await work;
-          } finally {
-            if (this.inFlight.get(key) === work) this.inFlight.delete(key);
-          }
+          // isStale: a seek after a hand-back is pending, so this batch lies past what must be read again.
+          if (!this.current.has(key) || this.rejoining || isStale()) return;
+          const feed = this.feedOf(batch.topic, batch.partition);
+          const epoch = feed.epoch;
+          await feed.waitForRoom();
+          if (feed.epoch !== epoch || !isRunning() || isStale() || this.stopped || this.rejoining || !this.current.has(key)) return;
+          if (batch.messages.length === 0) return;
+          const all = batch.messages.map((m) => toLogRecord(batch.topic, batch.partition, m));
+          const highWatermark = Number(batch.highWatermark);
+          const chunks: ConsumedBatch[] = [];
+          for (let i = 0; i < all.length; i += maxBatch) chunks.push({ topic: batch.topic, partition: batch.partition, records: all.slice(i, i + maxBatch), highWatermark });
+          feed.push(...chunks);
+          // Fetch on past them; a hand-back seeks back to the first record not processed.
+          resolveOffset(all[all.length - 1]!.offset.toString());
         } finally {
           clearInterval(keepAlive);
         }
@@ -963,7 +1041,7 @@ class KafkaGroupMember implements GroupMember {
     const all = [...this.current.values()];
     for (const tp of all) this.revoking.add(tpKey(tp.topic, tp.partition));
     this.current.clear();
-    await Promise.all([...this.inFlight.values()].map((p) => p.catch(() => undefined)));
+    await this.drainFeeds(all);
     try {
       if (all.length > 0) await this.options.onRevoked(all);
     } finally {
