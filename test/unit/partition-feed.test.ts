@@ -96,6 +96,18 @@ test('batches waiting when the previous one ends are merged up to maxMergedRecor
   await merged.idle();
 });
 
+test('a batch larger than maxMergedRecords is delivered in pieces of that size, in order', async () => {
+  const d = gatedDeliver();
+  const feed = new PartitionFeed({ maxQueued: 2, maxMergedRecords: 4, deliver: d.deliver, onHandedBack: () => {}, active: () => true });
+  feed.push(batch(0, 10), batch(10, 11));
+  for (let i = 0; i < 3; i++) {
+    await tick();
+    d.release();
+  }
+  await feed.idle();
+  assert.deepEqual(d.seen, [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10]], 'cut to 4, and the tail merged with the next batch');
+});
+
 test('a batch handed back drops what was queued after it and asks to fetch again from its first offset', async () => {
   const d = gatedDeliver();
   const handedBack: number[] = [];

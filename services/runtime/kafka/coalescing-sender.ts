@@ -44,7 +44,8 @@ export class CoalescingSender<T, R> {
     try {
       while (this.waiting.length > 0) {
         const group = [this.waiting.shift()!];
-        let bytes = this.bytesOf(group[0]!.items);
+        // Sizes matter only when there is something to merge (the usual send goes alone).
+        let bytes = this.waiting.length > 0 ? this.bytesOf(group[0]!.items) : 0;
         while (this.waiting.length > 0) {
           const next = this.bytesOf(this.waiting[0]!.items);
           if (bytes + next > this.maxBytes) break;

@@ -26,7 +26,6 @@ import type { TopicReplication } from './replication.ts';
 import { FatalServiceError, TaskMigratedError, classifyError, describeError } from '../errors.ts';
 import type {
   AtomicCommit,
-  ConsumedBatch,
   GroupMember,
   GroupMemberOptions,
   LogRecord,
@@ -156,12 +155,16 @@ function pinoLogCreator(logger: Logger): logCreator {
  * Splits records into requests of at most ~768 KiB, below the broker's default 1 MiB batch limit
  * (message.max.bytes): a large commit becomes several produce requests in the same transaction.
  */
+/** A record's size in a produce request, near enough for splitting and merging requests. */
+function approxRecordBytes(r: OutRecord): number {
+  return (r.value?.length ?? 0) + (r.key?.length ?? 0) + 64;
+}
+
 function* chunkBySize(records: readonly OutRecord[], maxBytes = 768 * 1024): Generator<readonly OutRecord[]> {
   let start = 0;
   let size = 0;
   for (let i = 0; i < records.length; i++) {
-    const r = records[i]!;
-    const bytes = (r.value?.length ?? 0) + (r.key?.length ?? 0) + 64;
+    const bytes = approxRecordBytes(records[i]!);
     if (i > start && size + bytes > maxBytes) {
       yield records.slice(start, i);
       start = i;
@@ -260,7 +263,7 @@ export class KafkaTransport implements Transport {
       producer: undefined,
       sender: new CoalescingSender<OutRecord, RecordMetadata>(
         (records) => this.sendNow(created, records),
-        (r) => (r.value?.length ?? 0) + (r.key?.length ?? 0) + 64,
+        approxRecordBytes,
         MERGED_SEND_MAX_BYTES,
       ),
     };
@@ -754,9 +757,9 @@ const tpKey = (topic: string, partition: number): string => `${topic}\u0000${par
  */
 const QUEUED_BATCHES_PER_PARTITION = 2;
 /**
- * Batches (of maxBatchRecords) that waited while their partition worked are delivered together, up
- * to this many, and commit together: a task processes them in maxBatchRecords steps and commits
- * once, so a transaction's fixed round trips are paid once for all of them.
+ * A partition's delivery holds at most this many times maxBatchRecords records: batches that waited
+ * while it worked go together (a larger one in pieces), and a task processes them maxBatchRecords
+ * at a time and commits once, so a transaction's fixed round trips are paid once for all of them.
  */
 const MERGED_BATCHES = 4;
 
@@ -984,7 +987,6 @@ class KafkaGroupMember implements GroupMember {
   }
 
   private async run(): Promise<void> {
-    const maxBatch = this.options.maxBatchRecords ?? 500;
     await this.consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -999,19 +1001,16 @@ class KafkaGroupMember implements GroupMember {
         try {
           await this.assignmentChain;
           // isStale: a seek after a hand-back is pending, so this batch lies past what must be read again.
-          if (!this.current.has(key) || this.rejoining || isStale()) return;
+          if (batch.messages.length === 0 || !this.current.has(key) || this.rejoining || isStale()) return;
           const feed = this.feedOf(batch.topic, batch.partition);
           const epoch = feed.epoch;
           await feed.waitForRoom();
           if (feed.epoch !== epoch || !isRunning() || isStale() || this.stopped || this.rejoining || !this.current.has(key)) return;
-          if (batch.messages.length === 0) return;
-          const all = batch.messages.map((m) => toLogRecord(batch.topic, batch.partition, m));
-          const highWatermark = Number(batch.highWatermark);
-          const chunks: ConsumedBatch[] = [];
-          for (let i = 0; i < all.length; i += maxBatch) chunks.push({ topic: batch.topic, partition: batch.partition, records: all.slice(i, i + maxBatch), highWatermark });
-          feed.push(...chunks);
+          const records = batch.messages.map((m) => toLogRecord(batch.topic, batch.partition, m));
+          // The feed delivers it in pieces of at most MERGED_BATCHES × maxBatchRecords records.
+          feed.push({ topic: batch.topic, partition: batch.partition, records, highWatermark: Number(batch.highWatermark) });
           // Fetch on past them; a hand-back seeks back to the first record not processed.
-          resolveOffset(all[all.length - 1]!.offset.toString());
+          resolveOffset(records[records.length - 1]!.offset.toString());
         } finally {
           clearInterval(keepAlive);
         }

@@ -24,9 +24,10 @@ export interface PartitionFeedOptions {
   /** Batches that may wait behind the one being processed. */
   readonly maxQueued: number;
   /**
-   * Batches waiting when the partition's previous one ends go to `deliver` as one, up to this many
-   * records: on Kafka each delivered batch is one commit (a transaction for exactly-once
-   * services), whose round trips cost more than processing the records (default: no merging).
+   * What one call of `deliver` holds at most: batches waiting when the partition's previous one
+   * ends go as one up to this many records, and a larger batch goes in pieces of this size. On
+   * Kafka each delivered batch is one commit (a transaction for exactly-once services), whose round
+   * trips cost more than processing the records. Default: batches go as they were pushed.
    */
   readonly maxMergedRecords?: number;
   /** Processes one batch (and commits it); rejects when the batch is handed back. */
@@ -103,10 +104,16 @@ export class PartitionFeed {
     for (const wake of this.roomWaiters.splice(0)) wake();
   }
 
-  /** The next queued batch, with the ones behind it that fit (`maxMergedRecords`). */
+  /** The next records to deliver: the first queued batch, cut or merged with the ones behind it to `maxMergedRecords`. */
   private takeMerged(): ConsumedBatch {
-    const first = this.queue.shift()!;
-    const max = this.options.maxMergedRecords ?? 0;
+    const max = this.options.maxMergedRecords;
+    const first = this.queue[0]!;
+    if (max === undefined) return this.queue.shift()!;
+    if (first.records.length > max) {
+      this.queue[0] = { ...first, records: first.records.slice(max) };
+      return { ...first, records: first.records.slice(0, max) };
+    }
+    this.queue.shift();
     if (this.queue.length === 0 || first.records.length + this.queue[0]!.records.length > max) return first;
     const records = [...first.records];
     let last = first;
