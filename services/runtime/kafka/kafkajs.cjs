@@ -1,8 +1,9 @@
 'use strict';
 /**
  * kafkajs 2.2.4 with a read_committed consumer that never delivers aborted records, a producer
- * that groups a send's messages per partition in linear time, and a protocol encoder that does not
- * zero-fill the buffers it writes over.
+ * that groups a send's messages per partition in linear time, a protocol encoder that does not
+ * zero-fill the buffers it writes over, and coordinator lookups kept for a second
+ * (coordinator-cache.cjs) instead of one FindCoordinator request per transaction step.
  *
  * kafkajs is no longer maintained, so its faulty filter (see read-committed.cjs), its quadratic
  * grouping (group-messages.cjs) and its encoder (compiled with unfilled buffers, unfilled-encoder.cjs)
@@ -20,12 +21,14 @@ const path = require('node:path');
 const { filterAbortedMessages } = require('./read-committed.cjs');
 const groupMessagesPerPartition = require('./group-messages.cjs');
 const { compileEncoder, UnfilledBuffer } = require('./unfilled-encoder.cjs');
+const { installCoordinatorCache, hasCoordinatorCache } = require('./coordinator-cache.cjs');
 
 const kafkajsDir = path.dirname(require.resolve('kafkajs/package.json'));
 const filterPath = path.join(kafkajsDir, 'src', 'consumer', 'filterAbortedMessages.js');
 const batchPath = path.join(kafkajsDir, 'src', 'consumer', 'batch.js');
 const groupPath = path.join(kafkajsDir, 'src', 'producer', 'groupMessagesPerPartition.js');
 const encoderPath = path.join(kafkajsDir, 'src', 'protocol', 'encoder.js');
+const clusterPath = path.join(kafkajsDir, 'src', 'cluster', 'index.js');
 const Encoder = compileEncoder(encoderPath, UnfilledBuffer);
 // kafkajs modules replaced before kafkajs loads them, and the module that requires each.
 const replacements = [
@@ -81,9 +84,14 @@ function selfCheck() {
   if (require(encoderPath) !== Encoder || encoded.toString('hex') !== '000000070c6d6567757269000000026162') {
     throw new Error(`meguri could not install its protocol encoder into kafkajs at ${kafkajsDir} (a different kafkajs version?)`);
   }
+  const Cluster = require(clusterPath);
+  if (typeof Cluster.prototype.findBroker !== 'function' || !hasCoordinatorCache(Cluster)) {
+    throw new Error(`meguri could not install its coordinator cache into kafkajs at ${kafkajsDir} (a different kafkajs version?)`);
+  }
 }
 
 installReplacements();
+installCoordinatorCache(require(clusterPath));
 // This exact form lets Node's ESM loader see kafkajs's named exports: `import { Kafka } from 'meguri/kafkajs'`.
 module.exports = require('kafkajs');
 selfCheck();

@@ -1,0 +1,10 @@
+interface ClusterClass {
+  readonly prototype: {
+    findGroupCoordinator(args: { groupId: string; coordinatorType?: number }): Promise<unknown>;
+    refreshMetadata(): Promise<void>;
+    findBroker(args: { nodeId: number }): Promise<unknown>;
+  };
+}
+export declare const COORDINATOR_TTL_MS: number;
+export declare function installCoordinatorCache(Cluster: ClusterClass, now?: () => number): void;
+export declare function hasCoordinatorCache(Cluster: ClusterClass): boolean;
