@@ -8,6 +8,7 @@ import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { decodePageContent } from '../services/common/page-content.ts';
 import http from 'node:http';
 import type { FrontierRecord } from '../schemas/frontier.ts';
 import { createFetcher } from '../services/fetcher/fetch.ts';
@@ -84,11 +85,12 @@ async function main(): Promise<void> {
   const worker = async (w: number): Promise<void> => {
     let i = w;
     while (!stop) {
-      const rec = await f.fetch(req(urls[i % urls.length] as string));
+      // A compressed page comes stored as sent; decoding it here keeps the work per page what it was.
+      const rec = decodePageContent(await f.fetch(req(urls[i % urls.length] as string)));
       i += concurrency;
       if (!measuring) continue;
       done++;
-      bytes += rec.decodedBytes;
+      bytes += rec.decodedBytes ?? 0;
       lat.push(rec.timing.totalMs);
       if (rec.error || rec.body?.length !== PAGE_BYTES) errors++;
     }

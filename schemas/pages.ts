@@ -10,8 +10,10 @@ export const MAX_PAGE_HEADER_VALUE = 2048;
  * pages: what the fetcher got for one request, success or failure. Long retention: replayable.
  *
  * A pages record is not JSON: it is a small JSON header (the fields below) followed by the body as
- * the server sent it (transfer and content encodings removed, charset untouched). See
- * `encodePageRecord` for the framing; `pageHeader` is the header's schema.
+ * the server sent it (transfer encoding removed, charset untouched). A compressed body of up to
+ * 64 KiB keeps its content encoding too (`contentEncoding`): its reader decodes it
+ * (services/common/page-content.ts), the parser in its worker threads. See `encodePageRecord` for
+ * the framing; `pageHeader` is the header's schema.
  */
 const pageFields = {
   v: version,
@@ -37,7 +39,22 @@ const pageFields = {
     .optional()
     .describe('Set only when the body bytes are not what the server sent but text re-encoded as UTF-8 (records converted from the old all-JSON form); the charset of Content-Type then no longer applies.'),
   bytes: z.number().int().nonnegative().describe('Bytes received on the wire (after transfer encoding).'),
-  decodedBytes: z.number().int().nonnegative().describe('Bytes after content decoding (gzip/br/deflate).'),
+  decodedBytes: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe('Bytes after content decoding (gzip/br/deflate); absent while the body is still content-encoded (contentEncoding).'),
+  contentEncoding: z
+    .enum(['gzip', 'br', 'deflate'])
+    .optional()
+    .describe("Set when the body is still compressed as the server sent it (its Content-Encoding: gzip, br, or deflate with or without the zlib wrapper): decode it to get the page's bytes. Absent when the body is already decoded."),
+  decodeLimit: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('With contentEncoding: the most bytes the body is taken to decode to (the fetcher\'s decoded-size cap); a decoder cuts it there and counts it as truncated.'),
   timing: z.object({
     startedAt: epochMs,
     dnsMs: z.number().nonnegative().optional(),
@@ -65,7 +82,7 @@ export const pageHeader = z
       .describe('Length of the body that follows the header; absent when the record has no body (failed fetch, non-text content, no content).'),
   })
   .describe(
-    'Header of a pages record. Wire form of the Kafka value: the 3 ASCII bytes "MGP", a format byte (1), the header length as a 32-bit big-endian integer, the header as UTF-8 JSON, then bodyBytes bytes of body exactly as the server sent it after transfer and content decoding (no charset conversion).',
+    'Header of a pages record. Wire form of the Kafka value: the 3 ASCII bytes "MGP", a format byte (1, or 2 when the body is still content-encoded), the header length as a 32-bit big-endian integer, the header as UTF-8 JSON, then bodyBytes bytes of body exactly as the server sent it after transfer decoding (no charset conversion): content-decoded too unless contentEncoding says otherwise.',
   );
 export type PageHeader = z.infer<typeof pageHeader>;
 
@@ -75,13 +92,18 @@ export const pageRecord = z.object({
   body: z
     .custom<Buffer>((b) => Buffer.isBuffer(b), { message: 'body must be bytes (a Buffer)' })
     .optional()
-    .describe('Body bytes (HTML, robots.txt, XML) as the server sent them after content decoding; absent for non-text content and failures.'),
+    .describe('Body bytes (HTML, robots.txt, XML) as the server sent them: content-encoded when contentEncoding is set, decoded otherwise; absent for non-text content and failures.'),
 });
 export type PageRecord = z.infer<typeof pageRecord>;
 
 /** First bytes of every framed pages record: "MGP" and the framing version. */
 export const PAGE_MAGIC = Buffer.from('MGP', 'latin1');
 export const PAGE_FORMAT_VERSION = 1;
+/**
+ * The framing version of a record whose body is still content-encoded: a reader that predates
+ * contentEncoding refuses it instead of taking compressed bytes for the page.
+ */
+export const PAGE_FORMAT_ENCODED = 2;
 const PREFIX_BYTES = 8;
 
 export class PageRecordError extends Error {
@@ -96,7 +118,7 @@ export function encodePageRecord(page: PageRecord): Buffer {
   const jsonBytes = Buffer.byteLength(json);
   const out = Buffer.allocUnsafe(PREFIX_BYTES + jsonBytes + (body?.length ?? 0));
   PAGE_MAGIC.copy(out, 0);
-  out[3] = PAGE_FORMAT_VERSION;
+  out[3] = page.contentEncoding === undefined ? PAGE_FORMAT_VERSION : PAGE_FORMAT_ENCODED;
   out.writeUInt32BE(jsonBytes, 4);
   out.write(json, PREFIX_BYTES, 'utf8');
   if (body !== undefined) out.set(body, PREFIX_BYTES + jsonBytes);
@@ -115,7 +137,10 @@ function unframe(value: Buffer): Record<string, unknown> {
   if (value.length < PREFIX_BYTES || value[0] !== PAGE_MAGIC[0] || value[1] !== PAGE_MAGIC[1] || value[2] !== PAGE_MAGIC[2]) {
     throw new PageRecordError('not a pages record (no "MGP" prefix)');
   }
-  if (value[3] !== PAGE_FORMAT_VERSION) throw new PageRecordError(`pages framing version ${String(value[3])} is not supported (this build reads ${PAGE_FORMAT_VERSION})`);
+  const format = value[3];
+  if (format !== PAGE_FORMAT_VERSION && format !== PAGE_FORMAT_ENCODED) {
+    throw new PageRecordError(`pages framing version ${String(format)} is not supported (this build reads ${PAGE_FORMAT_VERSION} and ${PAGE_FORMAT_ENCODED})`);
+  }
   const headerBytes = value.readUInt32BE(4);
   const bodyStart = PREFIX_BYTES + headerBytes;
   if (bodyStart > value.length) throw new PageRecordError(`pages header of ${headerBytes} bytes runs past the ${value.length}-byte record`);
@@ -127,6 +152,9 @@ function unframe(value: Buffer): Record<string, unknown> {
   }
   if (typeof header !== 'object' || header === null || Array.isArray(header)) throw new PageRecordError('pages header is not a JSON object');
   const fields = header as Record<string, unknown>;
+  if ((fields.contentEncoding !== undefined) !== (format === PAGE_FORMAT_ENCODED)) {
+    throw new PageRecordError(`pages framing version ${format} ${format === PAGE_FORMAT_ENCODED ? 'needs' : 'cannot have'} a contentEncoding in its header`);
+  }
   const bodyLength = value.length - bodyStart;
   const declared = fields.bodyBytes;
   delete fields.bodyBytes;
@@ -162,7 +190,8 @@ function fromJsonForm(value: Buffer): Record<string, unknown> {
  * Decodes one `pages` value (the framed form, or the older all-JSON form) and validates it.
  * Throws a PageRecordError (code MEGURI_ERR_DECODE) for bad framing and a ZodError for a header
  * that breaks the schema. With `validate: false` only the framing is checked (for callers that
- * validate afterwards, like the stream runtime).
+ * validate afterwards, like the stream runtime). The body comes as stored: still compressed when
+ * `contentEncoding` is set (decodePageContent in services/common/page-content.ts decodes it).
  */
 export function decodePageRecord(value: Buffer, options: { validate?: boolean } = {}): PageRecord {
   const fields = unframe(value);

@@ -16,7 +16,8 @@ export function shrinkPage(page: PageRecord, maxBytes: number, reason: string): 
   if (envelope > maxBytes) return undefined;
   const body = page.body ?? Buffer.alloc(0);
   // The body is raw bytes after the header: the room left is exactly what can be kept (the digits
-  // of bodyBytes may grow by a few bytes, hence the margin).
+  // of bodyBytes may grow by a few bytes, hence the margin). A body still compressed is cut as a
+  // compressed stream, which its reader decodes as far as it goes.
   return cut(body.subarray(0, Math.max(0, Math.min(body.length, maxBytes - envelope - 16))));
 }
 

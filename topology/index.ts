@@ -63,8 +63,11 @@ export const topics: readonly TopicSpec[] = [
     key: 'host',
     cleanupPolicy: 'delete',
     retentionMs: 30 * DAY,
-    // HTML in JSON: gzip stores a 20 KB page in about a quarter of it (bench/compression.bench.ts).
-    compression: 'gzip',
+    // Not compressed again: most bodies are stored as the server compressed them (the fetcher's
+    // keepCompressed), and gzip over brotli costs the fetcher, the broker (it decompresses a batch to
+    // validate it) and the parser's consumer CPU for nothing (docs/benchmarks.md, "Pages stored as
+    // the server compressed them"). Set compression.type=gzip on the topic where servers do not compress.
+    compression: 'producer',
     description: 'Fetched pages (body size-capped) with status, headers and timing; replayable for reanalysis.',
   },
   {

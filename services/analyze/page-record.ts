@@ -9,6 +9,7 @@ import iconv from 'iconv-lite';
 import { safeDecodePageRecord } from '../../schemas/index.ts';
 import type { PageRecord } from '../../schemas/index.ts';
 import { parseContentType } from '../common/content-type.ts';
+import { decodePageContent } from '../common/page-content.ts';
 import type { PageInput } from './page-summary.ts';
 
 export type StoredPage = PageInput & { reason: PageRecord['request']['reason'] };
@@ -28,7 +29,7 @@ export function decodeStoredPage(value: Buffer | null): DecodedPage {
   if (value === null) return { ok: false, error: 'empty record' };
   const decoded = safeDecodePageRecord(value);
   if (!decoded.ok) return { ok: false, error: decoded.reason };
-  const p = decoded.page;
+  const p = decodePageContent(decoded.page);
   return {
     ok: true,
     page: {

@@ -6,6 +6,7 @@
 import { PAGE_MAGIC, safeDecodePageRecord } from '../../schemas/index.ts';
 import type { PageRecord } from '../../schemas/index.ts';
 import { pageText } from '../parser/charset.ts';
+import { decodePageContent } from '../common/page-content.ts';
 
 export type ReadValue = { ok: true; value: unknown; page?: PageRecord } | { ok: false; reason: string };
 
@@ -27,7 +28,9 @@ export function readValue(logical: string, value: Buffer): ReadValue {
   if (logical === 'pages' || isFramedPage(value)) {
     const decoded = safeDecodePageRecord(value);
     if (!decoded.ok) return { ok: false, reason: decoded.reason };
-    return { ok: true, value: pageJson(decoded.page), page: decoded.page };
+    // Shown as the parser reads it: a body stored compressed is decoded first.
+    const page = decodePageContent(decoded.page);
+    return { ok: true, value: pageJson(page), page };
   }
   try {
     return { ok: true, value: JSON.parse(value.toString('utf8')) as unknown };

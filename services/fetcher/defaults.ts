@@ -15,6 +15,7 @@ const DEFAULTS = {
   maxBodyBytes: 2 * 1024 * 1024,
   maxDecodedBytes: 8 * 1024 * 1024,
   oversize: 'truncate' as 'truncate' | 'error',
+  keepCompressed: true,
   discardBodyBytes: 64 * 1024,
   accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,*/*;q=0.5',
 };

@@ -11,7 +11,7 @@ import { subscribe } from 'node:diagnostics_channel';
 import { isIP } from 'node:net';
 import type { Socket } from 'node:net';
 import type { Transform } from 'node:stream';
-import { brotliDecompressSync, constants as zc, createBrotliDecompress, createGunzip, createInflate, createInflateRaw, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
+import { constants as zc, createBrotliDecompress, createGunzip, createInflate, createInflateRaw } from 'node:zlib';
 import { buildConnector } from 'undici';
 import type { Dispatcher } from 'undici';
 import pkg from '../../package.json' with { type: 'json' };
@@ -21,6 +21,8 @@ import { MAX_PAGE_HEADERS, MAX_PAGE_HEADER_VALUE } from '../../schemas/pages.ts'
 import type { PageRecord } from '../../schemas/pages.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { clockDuration, systemClock } from '../runtime/clock.ts';
+import { decodeAll, decodeHead, isZlibWrapped } from '../common/page-content.ts';
+import type { ContentEncoding } from '../common/page-content.ts';
 import { BINARY_SNIFF_BYTES, looksBinary, parseContentType, textKindOf } from './decode.ts';
 import type { TextKind } from './decode.ts';
 import { AddressPolicy } from './address-policy.ts';
@@ -96,6 +98,14 @@ export interface FetcherOptions {
   /** Body bytes after gzip/deflate/br decoding. Default 8 MiB. */
   maxDecodedBytes?: number;
   /**
+   * A compressed body of up to 64 KiB is stored as the server sent it (the record's
+   * `contentEncoding` and `decodeLimit`) and decoded by its reader, the parser in its worker
+   * threads, instead of here on the event loop; only its first bytes are decoded here, for the
+   * binary check. Default true. Applies with `oversize: 'truncate'` (with `error` a body past the
+   * decoded cap must fail here).
+   */
+  keepCompressed?: boolean;
+  /**
    * What a cap does: `truncate` (default) keeps what fit and sets `bodyTruncated`, which is what a
    * crawler wants from an oversized page (links near the top still count); `error` fails the fetch
    * with MEGURI_ERR_BODY_TOO_LARGE and no body.
@@ -169,17 +179,10 @@ const MAX_LOCATION_LENGTH = 8192;
 const ZLIB_OPTS = { finishFlush: zc.Z_SYNC_FLUSH };
 const BROTLI_OPTS = { finishFlush: zc.BROTLI_OPERATION_FLUSH };
 /**
- * Output chunk for a one-call decode: room for the usual 3-5x of HTML, so a page comes out in one
- * chunk rather than several 16 KiB ones joined at the end (25 % less CPU for gzip, 15 % for brotli,
- * measured on 20 KB pages).
- */
-function decodeChunkSize(compressedBytes: number): number {
-  return Math.min(Math.max(compressedBytes * 6, 16 * 1024), 1024 * 1024);
-}
-/**
- * A compressed body up to this size is kept and decoded in one synchronous call when it ends: for
- * a page of tens of kilobytes that costs a quarter to a half of the CPU of a decompression stream
- * (a zlib handle, stream plumbing and a thread-pool round trip per chunk). Larger bodies stream.
+ * A compressed body up to this size is kept whole: stored as it came for its reader to decode
+ * (keepCompressed), or decoded in one synchronous call when it ends, which for a page of tens of
+ * kilobytes costs a quarter to a half of the CPU of a decompression stream (a zlib handle, stream
+ * plumbing and a thread-pool round trip per chunk). Larger bodies stream through a decoder here.
  */
 const DECODE_AT_END_MAX_BYTES = 64 * 1024;
 
@@ -218,14 +221,6 @@ function keptHeaders(headers: Record<string, string | string[] | undefined>, loc
     count++;
   }
   return kept;
-}
-
-/** A zlib header: CM = 8 and the check bits; otherwise the server sent raw deflate. */
-function isZlibWrapped(b: Buffer): boolean {
-  const b0 = b[0];
-  if (b0 === undefined || (b0 & 0x0f) !== 8) return false;
-  const b1 = b[1];
-  return b1 === undefined || ((b0 << 8) | b1) % 31 === 0;
 }
 
 function withoutHash(u: URL): string {
@@ -295,7 +290,11 @@ class Exchange implements Dispatcher.DispatchHandler {
   private netDone = false;
   private mode: Mode = 'discard';
   private declaredCharset: string | undefined;
-  private encoding: 'identity' | 'gzip' | 'deflate' | 'br' = 'identity';
+  private encoding: 'identity' | ContentEncoding = 'identity';
+  /** The encoding is the response's Content-Encoding (not a gzip file asked for as a sitemap). */
+  private encodingFromHeader = false;
+  /** The body is stored still compressed with this encoding (keepCompressed). */
+  keptEncoding: ContentEncoding | undefined;
   /** The body is the output of decodeAtEnd (one synchronous decompression), not network chunks. */
   private decodedAtEnd = false;
   private decoder: Transform | undefined;
@@ -414,6 +413,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     else if (ce === 'deflate') this.encoding = 'deflate';
     else if (ce === 'br') this.encoding = 'br';
     else this.fail('MEGURI_ERR_DECOMPRESS', `unsupported content-encoding: ${ce.slice(0, 100)}`);
+    this.encodingFromHeader = this.encoding !== 'identity';
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -497,18 +497,20 @@ class Exchange implements Dispatcher.DispatchHandler {
     return decoder;
   }
 
-  /** Decodes the kept compressed body in one call; past the decoded cap, a stream cuts it as it would have. */
+  /** Decodes the kept compressed body in one call, or keeps it compressed for its reader; past the decoded cap, a stream cuts it as it would have. */
   private decodeAtEnd(): void {
     const kept = this.compressed ?? [];
     this.compressed = undefined;
-    if (this.settled) return;
+    if (this.settled || this.encoding === 'identity') return;
     const input = kept.length === 1 ? kept[0]! : Buffer.concat(kept, this.compressedBytes);
-    const limits = { maxOutputLength: Math.max(1, this.core.o.maxDecodedBytes), chunkSize: decodeChunkSize(input.length) };
+    const o = this.core.o;
+    if (o.keepCompressed && o.oversize === 'truncate' && this.encodingFromHeader) {
+      this.keepEncoded(this.encoding, input, kept.length === 1);
+      return;
+    }
     let decoded: Buffer;
     try {
-      if (this.encoding === 'gzip') decoded = gunzipSync(input, { ...ZLIB_OPTS, ...limits });
-      else if (this.encoding === 'br') decoded = brotliDecompressSync(input, { ...BROTLI_OPTS, ...limits });
-      else decoded = isZlibWrapped(input) ? inflateSync(input, { ...ZLIB_OPTS, ...limits }) : inflateRawSync(input, { ...ZLIB_OPTS, ...limits });
+      decoded = decodeAll(this.encoding, input, o.maxDecodedBytes);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
         const decoder = this.startDecoder(input);
@@ -521,6 +523,30 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.decodedAtEnd = true;
     this.take(decoded);
     this.finishBody();
+  }
+
+  /**
+   * The body is stored as the server compressed it. Its start is decoded for the binary check (and
+   * a stream corrupt from its first bytes fails here, as it would have decoded); the rest is the
+   * reader's (services/common/page-content.ts).
+   */
+  private keepEncoded(encoding: ContentEncoding, input: Buffer, isNetworkChunk: boolean): void {
+    let head: Buffer;
+    try {
+      head = decodeHead(encoding, input, BINARY_SNIFF_BYTES);
+    } catch (err) {
+      this.fail('MEGURI_ERR_DECOMPRESS', `${encoding}: ${errorMessage(err)}`);
+      return;
+    }
+    this.binaryChecked = true;
+    if (looksBinary(head, this.declaredCharset)) {
+      this.fail('MEGURI_ERR_BINARY', `binary content served as ${this.contentType ?? 'untyped'}`);
+      return;
+    }
+    this.keptEncoding = encoding;
+    // One network chunk is a view into a socket read that may hold more: the record keeps a copy.
+    this.body = isNetworkChunk ? Buffer.from(input) : input;
+    this.settle();
   }
 
   private startDecoder(first: Buffer): Transform {
@@ -879,7 +905,6 @@ class FetcherCore implements Fetcher {
       headers: ex?.headers ?? {},
       bodyTruncated: ex?.truncated ?? false,
       bytes: ex?.bytes ?? 0,
-      decodedBytes: ex?.decodedBytes ?? 0,
       timing: { startedAt, totalMs: this.duration(performance.now() - t0) },
       fetchedAt: this.clock.now(),
     };
@@ -895,7 +920,15 @@ class FetcherCore implements Fetcher {
       if (error === undefined && ex.body !== undefined) rec.body = ex.body;
       this.counters.wireBytes += ex.bytes;
       this.counters.decodedBytes += ex.decodedBytes;
+      if (error === undefined && ex.keptEncoding !== undefined && ex.body !== undefined) {
+        // Decoded by its reader (services/common/page-content.ts), at most up to the cap.
+        rec.contentEncoding = ex.keptEncoding;
+        rec.decodeLimit = Math.max(1, this.o.maxDecodedBytes);
+      } else {
+        rec.decodedBytes = ex.decodedBytes;
+      }
     }
+    if (ex === undefined) rec.decodedBytes = 0;
     if (error !== undefined) {
       rec.error = error;
       rec.bodyTruncated = false;

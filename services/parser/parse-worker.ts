@@ -11,6 +11,7 @@ import { loadLanguageDetector } from './language.ts';
 import type { OutcomeOptions, RecordPointer } from './outcome.ts';
 import type { WorkerOptions } from './parse-pool.ts';
 import { paramFilter } from '../common/url.ts';
+import { decodePageContent } from '../common/page-content.ts';
 
 const received = (workerData as WorkerOptions | null) ?? {};
 const { stripParams, ...plain } = received;
@@ -28,7 +29,8 @@ const detectorReady = loadLanguageDetector();
 parentPort?.on('message', async (job: Job) => {
   try {
     const { body, ...fields } = job.page;
-    const page: PageRecord = body === undefined ? fields : { ...fields, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
+    // A body stored as the server compressed it is decoded here, off the event loop.
+    const page = decodePageContent(body === undefined ? fields : { ...fields, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength) });
     // The tables take a few hundred ms to load at start, when a crawl's first answers are its
     // hosts' robots.txt: those (and every other page without text to detect) go on at once.
     if (needsLanguageDetector(page)) await detectorReady;

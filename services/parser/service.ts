@@ -16,6 +16,7 @@ import type { OutcomeOptions } from './outcome.ts';
 import { keyedRecords } from './keyed-records.ts';
 import { ParsePool } from './parse-pool.ts';
 import { loadLanguageDetector } from './language.ts';
+import { decodePageContent } from '../common/page-content.ts';
 
 export interface ParserServiceOptions extends OutcomeOptions {
   /** Worker threads for parsing; 0 parses on the event loop. */
@@ -52,8 +53,9 @@ export function parserService(options: ParserServiceOptions = {}): ServiceDefini
       async process(records, ctx) {
         await loadLanguageDetector();
         for (const r of records) {
-          const parsed = pageToRecords(r.value, { topic: r.topic, partition: r.partition, offset: String(r.offset) }, outcomeOptions);
-          for (const { key, value } of keyedRecords(r.value, parsed)) ctx.emit('links', key, value);
+          const page = decodePageContent(r.value);
+          const parsed = pageToRecords(page, { topic: r.topic, partition: r.partition, offset: String(r.offset) }, outcomeOptions);
+          for (const { key, value } of keyedRecords(page, parsed)) ctx.emit('links', key, value);
         }
       },
     }),

@@ -4,6 +4,7 @@
  */
 import { safeDecodePageRecord } from '../../schemas/index.ts';
 import type { ArchivedFetch } from './records.ts';
+import { decodePageContent } from '../common/page-content.ts';
 
 export type DecodedFetch = { ok: true; fetch: ArchivedFetch; hasResponse: boolean } | { ok: false; error: string };
 
@@ -11,7 +12,7 @@ export function decodeArchivedFetch(value: Buffer | null, userAgent?: string): D
   if (value === null) return { ok: false, error: 'empty record' };
   const decoded = safeDecodePageRecord(value);
   if (!decoded.ok) return { ok: false, error: decoded.reason };
-  const p = decoded.page;
+  const p = decodePageContent(decoded.page);
   const headers = { ...p.headers };
   // Records converted from the older all-JSON form hold the text as UTF-8, not the original bytes.
   if (p.bodyEncoding === 'UTF-8' && headers['content-type'] !== undefined) headers['content-type'] = headers['content-type'].replace(/;\s*charset=[^;]*/i, '') + '; charset=UTF-8';

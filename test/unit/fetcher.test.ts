@@ -13,7 +13,8 @@ import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import iconv from 'iconv-lite';
-import { pageRecord } from '../../schemas/pages.ts';
+import { decodePageRecord, encodePageRecord, pageRecord } from '../../schemas/pages.ts';
+import { decodePageContent } from '../../services/common/page-content.ts';
 import type { PageRecord } from '../../schemas/pages.ts';
 import type { FrontierRecord } from '../../schemas/frontier.ts';
 import { createFetcher, FETCHER_DEFAULTS } from '../../services/fetcher/fetch.ts';
@@ -49,12 +50,21 @@ function frontier(url: string, over: Partial<FrontierRecord> = {}): FrontierReco
 }
 
 /** Fetches and checks the record against the schema, as every consumer will. */
-async function get(f: Fetcher, url: string, over: Partial<FrontierRecord> = {}): Promise<PageRecord> {
+/** The record as the fetcher emits it (a small compressed body still compressed). */
+async function getStored(f: Fetcher, url: string, over: Partial<FrontierRecord> = {}): Promise<PageRecord> {
   const rec = await f.fetch(frontier(url, over));
   const parsed = pageRecord.safeParse(rec);
   assert.ok(parsed.success, `record does not validate: ${parsed.success ? '' : parsed.error.message}`);
   if (rec.error) assert.equal(rec.body, undefined, 'failed fetches carry no body');
+  if (rec.contentEncoding === undefined) assert.equal(typeof rec.decodedBytes, 'number', 'a decoded body has its size');
   return rec;
+}
+
+/** The record as its reader sees it: through the topic's framing, its body decoded. */
+async function get(f: Fetcher, url: string, over: Partial<FrontierRecord> = {}): Promise<PageRecord> {
+  const page = decodePageContent(decodePageRecord(encodePageRecord(await getStored(f, url, over))));
+  assert.equal(page.contentEncoding, undefined);
+  return page;
 }
 
 interface Served {
@@ -186,6 +196,10 @@ const routes: Record<string, http.RequestListener> = {
   '/gzip-large': (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' });
     res.end(LARGE_GZIP);
+  },
+  '/gzip-binary': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip' });
+    res.end(gzipSync(Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256))));
   },
   '/br': (_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'br' });
@@ -617,15 +631,38 @@ describe('fetcher', () => {
   });
 
   for (const path of ['/gzip', '/br', '/deflate', '/deflate-raw']) {
-    it(`decodes content-encoding ${path.slice(1)}`, async () => {
-      const f = fetcher();
+    it(`keeps a small body compressed with ${path.slice(1)} as sent, for its reader to decode`, async () => {
+      const f = fetcher({ maxDecodedBytes: 1024 * 1024 });
+      const stored = await getStored(f, base + path);
+      assert.equal(stored.error, undefined);
+      assert.equal(stored.contentEncoding, path === '/deflate-raw' ? 'deflate' : path.slice(1));
+      assert.equal(stored.decodeLimit, 1024 * 1024);
+      assert.equal(stored.decodedBytes, undefined);
+      assert.equal(stored.body?.length, stored.bytes, 'the body is the bytes on the wire');
       const rec = await get(f, base + path);
-      assert.equal(rec.error, undefined);
       assert.equal(text(rec), PAGE);
       assert.equal(rec.decodedBytes, Buffer.byteLength(PAGE));
-      assert.ok(rec.bytes < rec.decodedBytes);
+      assert.ok(rec.bytes < rec.decodedBytes!);
+    });
+
+    it(`decodes content-encoding ${path.slice(1)} itself with keepCompressed off or oversize=error`, async () => {
+      for (const f of [fetcher({ keepCompressed: false }), fetcher({ oversize: 'error' })]) {
+        const rec = await getStored(f, base + path);
+        assert.equal(rec.error, undefined);
+        assert.equal(rec.contentEncoding, undefined);
+        assert.equal(text(rec), PAGE);
+        assert.equal(rec.decodedBytes, Buffer.byteLength(PAGE));
+        assert.ok(rec.bytes < rec.decodedBytes!);
+      }
     });
   }
+
+  it('fails a compressed binary body at fetch time, kept or decoded', async () => {
+    for (const keepCompressed of [true, false]) {
+      const rec = await getStored(fetcher({ keepCompressed }), `${base}/gzip-binary`);
+      assert.equal(rec.error?.code, 'MEGURI_ERR_BINARY', `keepCompressed ${keepCompressed}`);
+    }
+  });
 
   it('decodes a small compressed body at its end and a large one as it streams, alike', async () => {
     assert.ok(LARGE_GZIP.length > 64 * 1024, `the large page gzips to ${LARGE_GZIP.length} bytes`);

@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { gzipSync } from 'node:zlib';
 import { ZodError } from 'zod';
 import { PAGE_MAGIC, PageRecordError, SCHEMA_VERSION, decodePageRecord, encodePageRecord, encodedPageSize, pageHeader, safeDecodePageRecord, topicCodecs } from '../../schemas/index.ts';
 import type { PageRecord } from '../../schemas/index.ts';
@@ -77,6 +78,26 @@ describe('pages record framing', () => {
     assert.ok(page.body?.equals(Buffer.from('日本語のページ')));
     assert.equal((page as Record<string, unknown>).charset, undefined);
     assert.equal(pageText(page)?.text, '日本語のページ');
+  });
+
+  it('frames a body still content-encoded as version 2, which names its encoding', () => {
+    const body = gzipSync(Buffer.from('<p>hello</p>'));
+    const { decodedBytes: _d, ...rest } = base;
+    const page: PageRecord = { ...rest, bytes: body.length, contentEncoding: 'gzip', decodeLimit: 1024, body };
+    const encoded = encodePageRecord(page);
+    assert.equal(encoded[3], 2, 'framing version');
+    assert.deepEqual(decodePageRecord(encoded), page);
+    assert.equal(encodedPageSize(page), encoded.length);
+    // A version byte that disagrees with the header is refused, never read as the other form.
+    const wrongVersion = Buffer.from(encoded);
+    wrongVersion[3] = 1;
+    assert.throws(() => decodePageRecord(wrongVersion), (e: unknown) => e instanceof PageRecordError && /cannot have a contentEncoding/.test(e.message));
+    const plain = Buffer.from(encodePageRecord({ ...base, body: Buffer.from('<p>hello</p>') }));
+    plain[3] = 2;
+    assert.throws(() => decodePageRecord(plain), (e: unknown) => e instanceof PageRecordError && /needs a contentEncoding/.test(e.message));
+    const future = Buffer.from(encoded);
+    future[3] = 3;
+    assert.throws(() => decodePageRecord(future), /framing version 3 is not supported/);
   });
 
   it('is the codec the runtime uses for the pages topic, and only for it', () => {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { brotliCompressSync } from 'node:zlib';
 import { ParsePool } from '../../services/parser/parse-pool.ts';
 import { pageToRecords } from '../../services/parser/outcome.ts';
 import { keyedRecords } from '../../services/parser/keyed-records.ts';
@@ -107,4 +108,26 @@ test('a worker that stops fails the pages it held and is replaced: later pages a
   }
   // Closing is not a crash: nothing is started again.
   assert.equal(pool.restarts, 1);
+});
+
+test('a body stored as the server compressed it is decoded in the worker: the same records as the decoded page', async () => {
+  const html = readFileSync(new URL('../fixtures/pages/article.html', import.meta.url));
+  const plain = htmlPage('http://a.test/x.html', html, 1);
+  const br = brotliCompressSync(html);
+  const { decodedBytes: _d, ...fields } = plain;
+  const compressed = pageRecord.parse({ ...fields, headers: { ...plain.headers, 'content-encoding': 'br' }, bytes: br.length, contentEncoding: 'br', decodeLimit: 8 * 1024 * 1024, body: br });
+  const pool = new ParsePool(1);
+  try {
+    const pointer = { topic: 'pages', partition: 0, offset: '9' };
+    const fromWorker = decoded(await pool.run(compressed, pointer));
+    const expected = keyedRecords(plain, pageToRecords(plain, pointer));
+    assert.ok(linkUrls(fromWorker).length > 10);
+    // The outcome's header view differs (content-encoding), the links and fingerprints do not.
+    assert.deepEqual(linkUrls(fromWorker), linkUrls(expected));
+    const outcome = (records: readonly { value: LinksRecord }[]) => records.find((r) => r.value.type === 'outcome')!.value as { md5?: string; fingerprint?: string };
+    assert.equal(outcome(fromWorker).md5, outcome(expected).md5);
+    assert.equal(outcome(fromWorker).fingerprint, outcome(expected).fingerprint);
+  } finally {
+    await pool.close();
+  }
 });
