@@ -9,8 +9,8 @@
  * Output lines: {"topic":..,"partition":..,"offset":..,"key":..,"value":..} (key and value UTF-8).
  * A topic given as `pages:/request/requestId,/request/url` prints, instead of the whole value, only
  * those JSON pointers of it under "fields" (pages carry bodies the campaign does not need). A framed
- * pages record ("MGP", format byte, 32-bit big-endian header length, JSON header, body) is read
- * through its JSON header.
+ * pages record ("MGP", format byte 1 or 2, 32-bit big-endian header length, JSON header, body) is
+ * read through its JSON header.
  * A last line {"end":true,"records":N} says the read reached every partition's last stable offset.
  */
 import com.fasterxml.jackson.databind.JsonNode;
@@ -117,7 +117,7 @@ public class CommittedReader {
 
   /** The JSON of a value: the header of a framed pages record, else the value itself. */
   static JsonNode readJsonValue(ObjectMapper json, byte[] value) throws java.io.IOException {
-    if (value.length >= 8 && value[0] == 'M' && value[1] == 'G' && value[2] == 'P' && value[3] == 1) {
+    if (value.length >= 8 && value[0] == 'M' && value[1] == 'G' && value[2] == 'P' && (value[3] == 1 || value[3] == 2)) {
       int headerLength = java.nio.ByteBuffer.wrap(value, 4, 4).getInt();
       return json.readTree(value, 8, headerLength);
     }
