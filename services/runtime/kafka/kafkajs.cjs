@@ -2,8 +2,9 @@
 /**
  * kafkajs 2.2.4 with a read_committed consumer that never delivers aborted records, a producer
  * that groups a send's messages per partition in linear time, a protocol encoder that does not
- * zero-fill the buffers it writes over, and coordinator lookups kept for a second
- * (coordinator-cache.cjs) instead of one FindCoordinator request per transaction step.
+ * zero-fill the buffers it writes over, produce requests whose record batches are written in one
+ * pass (record-batch.cjs), and coordinator lookups kept for a second (coordinator-cache.cjs)
+ * instead of one FindCoordinator request per transaction step.
  *
  * kafkajs is no longer maintained, so its faulty filter (see read-committed.cjs), its quadratic
  * grouping (group-messages.cjs) and its encoder (compiled with unfilled buffers, unfilled-encoder.cjs)
@@ -22,6 +23,7 @@ const { filterAbortedMessages } = require('./read-committed.cjs');
 const groupMessagesPerPartition = require('./group-messages.cjs');
 const { compileEncoder, UnfilledBuffer } = require('./unfilled-encoder.cjs');
 const { installCoordinatorCache, hasCoordinatorCache } = require('./coordinator-cache.cjs');
+const { measureRecord, createRecordBatch } = require('./record-batch.cjs');
 
 const kafkajsDir = path.dirname(require.resolve('kafkajs/package.json'));
 const filterPath = path.join(kafkajsDir, 'src', 'consumer', 'filterAbortedMessages.js');
@@ -29,12 +31,22 @@ const batchPath = path.join(kafkajsDir, 'src', 'consumer', 'batch.js');
 const groupPath = path.join(kafkajsDir, 'src', 'producer', 'groupMessagesPerPartition.js');
 const encoderPath = path.join(kafkajsDir, 'src', 'protocol', 'encoder.js');
 const clusterPath = path.join(kafkajsDir, 'src', 'cluster', 'index.js');
+const recordPath = path.join(kafkajsDir, 'src', 'protocol', 'recordBatch', 'record', 'v0', 'index.js');
+const recordBatchPath = path.join(kafkajsDir, 'src', 'protocol', 'recordBatch', 'v0', 'index.js');
+const produceRequestPath = path.join(kafkajsDir, 'src', 'protocol', 'requests', 'produce', 'v3', 'request.js');
 const Encoder = compileEncoder(encoderPath, UnfilledBuffer);
+const recordBatch = createRecordBatch({
+  Encoder,
+  longPath: path.join(kafkajsDir, 'src', 'utils', 'long.js'),
+  compressionPath: path.join(kafkajsDir, 'src', 'protocol', 'message', 'compression', 'index.js'),
+});
 // kafkajs modules replaced before kafkajs loads them, and the module that requires each.
 const replacements = [
   { file: filterPath, exports: filterAbortedMessages, user: batchPath },
   { file: groupPath, exports: groupMessagesPerPartition, user: path.join(kafkajsDir, 'src', 'producer', 'sendMessages.js') },
   { file: encoderPath, exports: Encoder, user: path.join(kafkajsDir, 'src', 'protocol', 'request.js') },
+  { file: recordPath, exports: measureRecord, user: produceRequestPath },
+  { file: recordBatchPath, exports: recordBatch, user: produceRequestPath },
 ];
 
 function installReplacements() {
@@ -83,6 +95,9 @@ function selfCheck() {
   const encoded = new Encoder().writeInt32(7).writeVarIntString('meguri').writeBytes(Buffer.from('ab')).buffer;
   if (require(encoderPath) !== Encoder || encoded.toString('hex') !== '000000070c6d6567757269000000026162') {
     throw new Error(`meguri could not install its protocol encoder into kafkajs at ${kafkajsDir} (a different kafkajs version?)`);
+  }
+  if (require(recordBatchPath) !== recordBatch || require(recordPath) !== measureRecord) {
+    throw new Error(`meguri could not install its record batch encoder into kafkajs at ${kafkajsDir} (a different kafkajs version?)`);
   }
   const Cluster = require(clusterPath);
   if (typeof Cluster.prototype.findBroker !== 'function' || !hasCoordinatorCache(Cluster)) {

@@ -1,0 +1,125 @@
+// meguri's one-pass record batch for kafkajs produce requests (services/runtime/kafka/record-batch.cjs):
+// byte for byte what kafkajs 2.2.4's own Record and RecordBatch write.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { measureRecord, crc32c } from '../../services/runtime/kafka/record-batch.cjs';
+import '../../services/runtime/kafka/kafkajs.ts';
+
+const require = createRequire(import.meta.url);
+const kafkajsDir = path.dirname(require.resolve('kafkajs/package.json'));
+const src = (...p: string[]): string => path.join(kafkajsDir, 'src', ...p);
+
+type Encoded = { buffer: Buffer; size(): number };
+type RecordFn = (r: Record<string, unknown>) => unknown;
+type RecordBatchFn = (b: Record<string, unknown>) => Promise<Encoded>;
+
+/** kafkajs's own module at `file`, as it ships (loaded beside the installed replacement). */
+function original<T>(file: string): T {
+  const saved = require.cache[file];
+  delete require.cache[file];
+  try {
+    return require(file) as T;
+  } finally {
+    if (saved) require.cache[file] = saved;
+    else delete require.cache[file];
+  }
+}
+
+const kafkajsRecord = original<RecordFn>(src('protocol', 'recordBatch', 'record', 'v0', 'index.js'));
+const kafkajsRecordBatch = original<{ RecordBatch: RecordBatchFn }>(src('protocol', 'recordBatch', 'v0', 'index.js')).RecordBatch;
+const kafkajsCrc32C = original<(b: Buffer) => number>(src('protocol', 'recordBatch', 'crc32C', 'index.js'));
+const installed = require(src('protocol', 'recordBatch', 'v0', 'index.js')) as { RecordBatch: RecordBatchFn };
+const Long = require(src('utils', 'long.js')) as { fromValue(v: unknown): unknown };
+const { Types } = require(src('protocol', 'message', 'compression', 'index.js')) as { Types: { None: number; GZIP: number } };
+
+interface Message {
+  key?: Buffer | string | null;
+  value?: Buffer | string | null;
+  headers?: Record<string, Buffer | string | (Buffer | string)[]>;
+  offsetDelta: number;
+  timestampDelta: number;
+}
+
+function messages(n: number, seed: number): Message[] {
+  const out: Message[] = [];
+  for (let i = 0; i < n; i++) {
+    const k = (i + seed) % 7;
+    out.push({
+      key: k === 0 ? null : k % 2 === 0 ? `host-${i}.sim.test ü` : randomBytes(i % 40),
+      value: k === 3 ? null : k === 5 ? 'plain string ✓ '.repeat(i % 9) : randomBytes((i * 37) % 3000),
+      ...(k === 4 ? { headers: { a: 'x', b: Buffer.from([1, 2, 3]), multi: ['1', Buffer.from('two')] } } : {}),
+      offsetDelta: i,
+      timestampDelta: [0, 1, 63, 64, 8191, 8192, -1, -65, 2 ** 31, 2 ** 40 + 3, -(2 ** 35)][i % 11]!,
+    });
+  }
+  return out;
+}
+
+async function both(batch: Record<string, unknown>, msgs: readonly Message[]): Promise<[Buffer, Buffer]> {
+  const ours = await installed.RecordBatch({ ...batch, records: msgs.map((m) => measureRecord(m)) });
+  const theirs = await kafkajsRecordBatch({ ...batch, records: msgs.map((m) => kafkajsRecord(m as unknown as Record<string, unknown>)) });
+  assert.equal(ours.size(), ours.buffer.length);
+  return [ours.buffer, theirs.buffer];
+}
+
+describe('kafkajs record batch', () => {
+  it('is installed in the kafkajs meguri loads', () => {
+    assert.notEqual(installed.RecordBatch, kafkajsRecordBatch);
+    assert.equal(require(src('protocol', 'recordBatch', 'record', 'v0', 'index.js')), measureRecord);
+  });
+
+  it('writes the bytes kafkajs writes: keys, values and headers of every kind, varints of every width', async () => {
+    for (const [n, seed] of [
+      [1, 0],
+      [7, 3],
+      [250, 1],
+    ] as const) {
+      const msgs = messages(n, seed);
+      const batch = {
+        compression: Types.None,
+        firstTimestamp: 1795847076274,
+        maxTimestamp: 1795847079999,
+        lastOffsetDelta: n - 1,
+        producerId: Long.fromValue(4711),
+        producerEpoch: 3,
+        firstSequence: 12345,
+        transactional: seed % 2 === 1,
+      };
+      const [ours, theirs] = await both(batch, msgs);
+      assert.ok(ours.equals(theirs), `${n} records: ${ours.length} bytes against ${theirs.length}`);
+    }
+  });
+
+  it('takes timestamps as strings and the defaults as kafkajs does', async () => {
+    const msgs = messages(5, 2);
+    const [ours, theirs] = await both({ firstTimestamp: '1795847076274', maxTimestamp: '1795847076280', lastOffsetDelta: 4 }, msgs);
+    // firstTimestamp/maxTimestamp given; the producer id, epoch and sequence take their defaults.
+    assert.ok(ours.equals(theirs));
+    const [emptyOurs, emptyTheirs] = await both({ firstTimestamp: 5, maxTimestamp: 5 }, []);
+    assert.ok(emptyOurs.equals(emptyTheirs));
+  });
+
+  it('compresses the records as kafkajs does (gzip)', async () => {
+    const msgs = messages(40, 5);
+    const [ours, theirs] = await both({ compression: Types.GZIP, firstTimestamp: 10, maxTimestamp: 20, lastOffsetDelta: 39, producerId: Long.fromValue(9), transactional: true }, msgs);
+    assert.ok(ours.equals(theirs));
+  });
+
+  it('computes CRC-32C as kafkajs does, at any offset and length', () => {
+    const data = randomBytes(5000);
+    for (const [start, end] of [
+      [0, 0],
+      [0, 1],
+      [3, 11],
+      [1, 4096],
+      [7, 5000],
+    ] as const) {
+      assert.equal(crc32c(data, start, end), kafkajsCrc32C(data.subarray(start, end)), `[${start}, ${end})`);
+    }
+    // The check value of CRC-32C (RFC 3720): "123456789".
+    assert.equal(crc32c(Buffer.from('123456789')), 0xe3069283);
+  });
+});
