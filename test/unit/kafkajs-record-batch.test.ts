@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { describe, it } from 'node:test';
+import { describe, it, mock } from 'node:test';
 import { measureRecord, crc32c } from '../../services/runtime/kafka/record-batch.cjs';
 import '../../services/runtime/kafka/kafkajs.ts';
 
@@ -27,6 +27,28 @@ function original<T>(file: string): T {
     else delete require.cache[file];
   }
 }
+
+/** kafkajs's modules at `files`, loaded together as they ship (each requires the others' originals). */
+function originals<T>(files: readonly string[], main: string): T {
+  const saved = files.map((f) => require.cache[f]);
+  for (const f of files) delete require.cache[f];
+  try {
+    return require(main) as T;
+  } finally {
+    files.forEach((f, i) => {
+      if (saved[i]) require.cache[f] = saved[i];
+      else delete require.cache[f];
+    });
+  }
+}
+
+type ProduceFn = (r: Record<string, unknown>) => { apiKey: number; apiVersion: number; apiName: string; expectResponse(): boolean; encode(): Promise<Encoded> };
+const producePath = src('protocol', 'requests', 'produce', 'v3', 'request.js');
+const kafkajsProduce = originals<ProduceFn>(
+  [producePath, src('protocol', 'recordBatch', 'record', 'v0', 'index.js'), src('protocol', 'recordBatch', 'v0', 'index.js'), src('protocol', 'recordBatch', 'crc32C', 'index.js')],
+  producePath,
+);
+const installedProduce = require(producePath) as ProduceFn;
 
 const kafkajsRecord = original<RecordFn>(src('protocol', 'recordBatch', 'record', 'v0', 'index.js'));
 const kafkajsRecordBatch = original<{ RecordBatch: RecordBatchFn }>(src('protocol', 'recordBatch', 'v0', 'index.js')).RecordBatch;
@@ -106,6 +128,42 @@ describe('kafkajs record batch', () => {
     const msgs = messages(40, 5);
     const [ours, theirs] = await both({ compression: Types.GZIP, firstTimestamp: 10, maxTimestamp: 20, lastOffsetDelta: 39, producerId: Long.fromValue(9), transactional: true }, msgs);
     assert.ok(ours.equals(theirs));
+  });
+
+  it('encodes whole produce requests as kafkajs does: topics, partitions, timestamps, transactions', async () => {
+    assert.notEqual(installedProduce, kafkajsProduce);
+    const withTimestamps = (msgs: readonly Message[], stamps: readonly (string | number | undefined)[]) =>
+      msgs.map(({ offsetDelta: _o, timestampDelta: _t, ...m }, i) => ({ ...m, ...(stamps[i % stamps.length] !== undefined ? { timestamp: stamps[i % stamps.length] } : {}) }));
+    const topicData = [
+      {
+        topic: 'meguri.links',
+        partitions: [
+          { partition: 0, firstSequence: 7, messages: withTimestamps(messages(30, 1), ['1795847076274', '1795847076100', undefined, '1795847079000']) },
+          { partition: 3, firstSequence: 0, messages: withTimestamps(messages(5, 4), [undefined]) },
+        ],
+      },
+      { topic: 'meguri.pages', partitions: [{ partition: 1, messages: withTimestamps(messages(3, 6), [1795847076274, 999]) }] },
+    ];
+    for (const request of [
+      { acks: -1, timeout: 30000, compression: Types.None, topicData, transactionalId: 'scheduler-0', producerId: Long.fromValue(12), producerEpoch: 2 },
+      { acks: 1, timeout: 5000, compression: Types.GZIP, topicData },
+      { acks: 0, timeout: 100, topicData: [] },
+    ]) {
+      const ours = installedProduce(request);
+      const theirs = kafkajsProduce(request);
+      assert.equal(ours.apiKey, theirs.apiKey);
+      assert.equal(ours.apiVersion, theirs.apiVersion);
+      assert.equal(ours.apiName, theirs.apiName);
+      assert.equal(ours.expectResponse(), theirs.expectResponse());
+      // Batches without timestamps take "now": the same clock for both.
+      const clock = mock.method(Date, 'now', () => 1795847080000);
+      try {
+        const [a, b] = [(await ours.encode()).buffer, (await theirs.encode()).buffer];
+        assert.ok(a.equals(b), `${a.length} bytes against ${b.length}`);
+      } finally {
+        clock.mock.restore();
+      }
+    }
   });
 
   it('computes CRC-32C as kafkajs does, at any offset and length', () => {
