@@ -37,11 +37,14 @@ describe('isRoutineRetry (kafkajs ERROR entries logged at debug)', () => {
   const { createErrorFromCode } = createRequire(import.meta.url)('kafkajs/src/protocol/error.js') as { createErrorFromCode: (code: number) => Error };
   const concurrent = createErrorFromCode(51).message; // CONCURRENT_TRANSACTIONS
   const loading = createErrorFromCode(14).message; // GROUP_LOAD_IN_PROGRESS
+  const notLeader = createErrorFromCode(6).message; // NOT_LEADER_FOR_PARTITION
 
   it('recognises the broker answers kafkajs retries in normal operation, as kafkajs logs them', () => {
     assert.equal(isRoutineRetry({ message: 'Response AddPartitionsToTxn(key: 24, version: 1)', error: concurrent }), true);
     assert.equal(isRoutineRetry({ message: `Failed to send messages: ${concurrent}` }), true);
     assert.equal(isRoutineRetry({ message: 'Response FindCoordinator(key: 10, version: 2)', error: loading }), true);
+    assert.equal(isRoutineRetry({ message: 'Response Produce(key: 0, version: 7)', error: notLeader }), true);
+    assert.equal(isRoutineRetry({ message: `Failed to send messages: ${notLeader}` }), true);
   });
 
   it('keeps every other error an error', () => {

@@ -123,13 +123,16 @@ const PRODUCER_RETRY = { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100
 /**
  * Broker answers that are part of normal operation and that kafkajs retries by itself, yet logs at
  * ERROR: a transaction's next request arriving while the previous one's markers are still being
- * written (CONCURRENT_TRANSACTIONS, after most commits under load), and a coordinator that is still
- * loading its log after a start. Their texts are kafkajs's (protocol/error.js). If the retries run
- * out, the failure still reaches the caller, which reports it.
+ * written (CONCURRENT_TRANSACTIONS, after most commits under load), a coordinator that is still
+ * loading its log after a start, and a partition whose leader moved or, on a topic just created,
+ * is still being settled (NOT_LEADER_FOR_PARTITION: kafkajs refreshes its metadata and sends again).
+ * Their texts are kafkajs's (protocol/error.js). If the retries run out, the failure still reaches
+ * the caller, which reports it.
  */
 const ROUTINE_RETRY_TEXTS = [
   'The producer attempted to update a transaction while another concurrent operation on the same transaction was ongoing',
   "The coordinator is loading and hence can't process requests",
+  'This server is not the leader for that topic-partition',
 ];
 
 /** A kafkajs ERROR entry that only says a routine retry is under way (it is logged at debug). */
