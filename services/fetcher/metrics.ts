@@ -48,7 +48,7 @@ export function registerFetcherMetrics(registry: client.Registry, fetcher: Fetch
     [{ result: 'error' }, s.failed],
   ]);
   counter('meguri_fetcher_errors_total', 'Fetches that failed, by error code (MEGURI_ERR_*)', ['code'], (s) => Object.entries(s.errors).map(([code, n]) => [{ code }, n]));
-  counter('meguri_fetcher_bytes_total', 'Body bytes received (wire: as sent; decoded: after gzip/br/deflate)', ['kind'], (s) => [
+  counter('meguri_fetcher_bytes_total', 'Body bytes received (wire: as sent; decoded: after gzip/br/deflate, of the bodies the fetcher decoded itself: one kept compressed for its reader counts as wire only)', ['kind'], (s) => [
     [{ kind: 'wire' }, s.wireBytes],
     [{ kind: 'decoded' }, s.decodedBytes],
   ]);
