@@ -68,6 +68,16 @@ describe('page content decoding', () => {
     assert.ok(page.body!.length <= limit && page.body!.length > limit * 0.9, `${page.body!.length} bytes kept`);
     assert.equal(page.decodedBytes, page.body!.length);
     assert.ok(page.body!.every((b) => b === 0x61));
+    // A cap smaller than a gzip header's worth of output: the search through short prefixes holds.
+    for (const [encoding, body] of [
+      ['gzip', bomb],
+      ['br', brotliCompressSync(Buffer.alloc(1024 * 1024, 'a'))],
+    ] as const) {
+      const tiny = decodePageContent(stored(body, encoding, 50));
+      assert.equal(tiny.error, undefined, encoding);
+      assert.equal(tiny.bodyTruncated, true);
+      assert.ok(tiny.body!.length <= 50);
+    }
   });
 
   it('decodes a stream cut short (the wire cap) as far as it goes, and keeps it truncated', () => {
