@@ -9,10 +9,13 @@
  * by the transport, and an archive can keep the payload as it came over the wire.
  *
  * Decoding gives what the fetcher would have recorded had it decoded the body itself: the decoded
- * bytes, cut at the cap with `bodyTruncated` set, or a MEGURI_ERR_DECOMPRESS failure without a body.
+ * bytes, cut at the cap with `bodyTruncated` set, or a failure without a body: MEGURI_ERR_DECOMPRESS
+ * for a corrupt stream, MEGURI_ERR_BINARY for bytes that cannot be text (the fetcher's check, which
+ * it leaves to the reader of a body it kept compressed).
  */
 import { brotliDecompressSync, constants as zc, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import type { PageRecord } from '../../schemas/index.ts';
+import { looksBinary, parseContentType } from './content-type.ts';
 
 export type ContentEncoding = NonNullable<PageRecord['contentEncoding']>;
 
@@ -52,27 +55,6 @@ function isTooLarge(err: unknown): boolean {
   return (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE';
 }
 
-/** Compressed bytes decoded to look at the start of a kept body (the binary check of the fetcher). */
-const HEAD_INPUT_BYTES = 512;
-/** Most bytes a head decode produces (512 bytes of a bomb can decode to far more). */
-const HEAD_OUTPUT_LIMIT = 64 * 1024;
-
-/**
- * The first decoded bytes of a compressed body (up to `want`; fewer when the stream's first
- * HEAD_INPUT_BYTES decode to fewer), from a decode of those bytes only. Throws for a stream that is
- * corrupt from the start.
- */
-export function decodeHead(encoding: ContentEncoding, input: Buffer, want: number): Buffer {
-  // Decoded as a truncated stream: as far as it goes.
-  const head = input.subarray(0, HEAD_INPUT_BYTES);
-  try {
-    return decodeAll(encoding, head, HEAD_OUTPUT_LIMIT).subarray(0, want);
-  } catch (err) {
-    if (!isTooLarge(err)) throw err;
-    return decodeCut(encoding, head, HEAD_OUTPUT_LIMIT).subarray(0, want);
-  }
-}
-
 /**
  * The decoded body cut at `limit` bytes: the longest decodable prefix of the compressed input
  * whose output fits, found by halving (a body that decodes past its cap is rare: a decompression
@@ -97,8 +79,9 @@ function decodeCut(encoding: ContentEncoding, input: Buffer, limit: number): Buf
 
 /**
  * The page with its body decoded: unchanged when the body is not content-encoded. A body that
- * decodes past `decodeLimit` is cut there (bodyTruncated); a corrupt one becomes the failure the
- * fetcher would have recorded (MEGURI_ERR_DECOMPRESS, no body).
+ * decodes past `decodeLimit` is cut there (bodyTruncated); a corrupt one, or one that looks binary,
+ * becomes the failure the fetcher would have recorded (MEGURI_ERR_DECOMPRESS or MEGURI_ERR_BINARY,
+ * no body).
  */
 export function decodePageContent(page: PageRecord): PageRecord {
   const encoding = page.contentEncoding;
@@ -115,6 +98,9 @@ export function decodePageContent(page: PageRecord): PageRecord {
       if (!isTooLarge(err)) throw err;
       decoded = decodeCut(encoding, body, limit);
       truncated = true;
+    }
+    if (looksBinary(decoded, parseContentType(page.headers['content-type'])?.charset)) {
+      return { ...rest, decodedBytes: decoded.length, bodyTruncated: false, error: { code: 'MEGURI_ERR_BINARY', message: `binary content served as ${page.contentType ?? 'untyped'}` } };
     }
     return { ...rest, body: decoded, decodedBytes: decoded.length, bodyTruncated: truncated };
   } catch (err) {

@@ -21,7 +21,7 @@ import { MAX_PAGE_HEADERS, MAX_PAGE_HEADER_VALUE } from '../../schemas/pages.ts'
 import type { PageRecord } from '../../schemas/pages.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { clockDuration, systemClock } from '../runtime/clock.ts';
-import { decodeAll, decodeHead, isZlibWrapped } from '../common/page-content.ts';
+import { decodeAll, isZlibWrapped } from '../common/page-content.ts';
 import type { ContentEncoding } from '../common/page-content.ts';
 import { BINARY_SNIFF_BYTES, looksBinary, parseContentType, textKindOf } from './decode.ts';
 import type { TextKind } from './decode.ts';
@@ -100,9 +100,9 @@ export interface FetcherOptions {
   /**
    * A compressed body of up to 64 KiB is stored as the server sent it (the record's
    * `contentEncoding` and `decodeLimit`) and decoded by its reader, the parser in its worker
-   * threads, instead of here on the event loop; only its first bytes are decoded here, for the
-   * binary check. Default true. Applies with `oversize: 'truncate'` (with `error` a body past the
-   * decoded cap must fail here).
+   * threads, instead of here on the event loop; the reader also makes the binary check
+   * (MEGURI_ERR_BINARY) and reports a corrupt stream (MEGURI_ERR_DECOMPRESS). Default true. Applies
+   * with `oversize: 'truncate'` (with `error` a body past the decoded cap must fail here).
    */
   keepCompressed?: boolean;
   /**
@@ -526,23 +526,11 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   /**
-   * The body is stored as the server compressed it. Its start is decoded for the binary check (and
-   * a stream corrupt from its first bytes fails here, as it would have decoded); the rest is the
-   * reader's (services/common/page-content.ts).
+   * The body is stored as the server compressed it, for its reader to decode
+   * (services/common/page-content.ts), which also makes the binary check and turns a corrupt stream
+   * into MEGURI_ERR_DECOMPRESS: nothing of it is decoded here.
    */
   private keepEncoded(encoding: ContentEncoding, input: Buffer, isNetworkChunk: boolean): void {
-    let head: Buffer;
-    try {
-      head = decodeHead(encoding, input, BINARY_SNIFF_BYTES);
-    } catch (err) {
-      this.fail('MEGURI_ERR_DECOMPRESS', `${encoding}: ${errorMessage(err)}`);
-      return;
-    }
-    this.binaryChecked = true;
-    if (looksBinary(head, this.declaredCharset)) {
-      this.fail('MEGURI_ERR_BINARY', `binary content served as ${this.contentType ?? 'untyped'}`);
-      return;
-    }
     this.keptEncoding = encoding;
     // One network chunk is a view into a socket read that may hold more: the record keeps a copy.
     this.body = isNetworkChunk ? Buffer.from(input) : input;

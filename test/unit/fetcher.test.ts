@@ -657,11 +657,14 @@ describe('fetcher', () => {
     });
   }
 
-  it('fails a compressed binary body at fetch time, kept or decoded', async () => {
-    for (const keepCompressed of [true, false]) {
-      const rec = await getStored(fetcher({ keepCompressed }), `${base}/gzip-binary`);
-      assert.equal(rec.error?.code, 'MEGURI_ERR_BINARY', `keepCompressed ${keepCompressed}`);
-    }
+  it('fails a compressed binary body: at fetch time when decoded, by its reader when kept', async () => {
+    const decoded = await getStored(fetcher({ keepCompressed: false }), `${base}/gzip-binary`);
+    assert.equal(decoded.error?.code, 'MEGURI_ERR_BINARY');
+    const kept = fetcher();
+    assert.equal((await getStored(kept, `${base}/gzip-binary`)).contentEncoding, 'gzip');
+    const read = await get(kept, `${base}/gzip-binary`);
+    assert.equal(read.error?.code, 'MEGURI_ERR_BINARY');
+    assert.equal(read.body, undefined);
   });
 
   it('decodes a small compressed body at its end and a large one as it streams, alike', async () => {
@@ -681,11 +684,13 @@ describe('fetcher', () => {
     }
   });
 
-  it('reports corrupt compressed data as MEGURI_ERR_DECOMPRESS', async () => {
-    const f = fetcher();
-    const rec = await get(f, `${base}/corrupt-gzip`);
-    assert.equal(rec.error?.code, 'MEGURI_ERR_DECOMPRESS');
-    assert.equal(rec.status, 200);
+  it('reports corrupt compressed data as MEGURI_ERR_DECOMPRESS, kept for its reader or decoded here', async () => {
+    for (const keepCompressed of [true, false]) {
+      const rec = await get(fetcher({ keepCompressed }), `${base}/corrupt-gzip`);
+      assert.equal(rec.error?.code, 'MEGURI_ERR_DECOMPRESS', `keepCompressed ${keepCompressed}`);
+      assert.equal(rec.status, 200);
+      assert.equal(rec.body, undefined);
+    }
   });
 
   it('stops a gzip bomb at the decoded cap', async () => {

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { SCHEMA_VERSION, pageRecord } from '../../schemas/index.ts';
 import type { PageRecord } from '../../schemas/index.ts';
-import { decodeHead, decodePageContent } from '../../services/common/page-content.ts';
+import { decodePageContent } from '../../services/common/page-content.ts';
 import type { ContentEncoding } from '../../services/common/page-content.ts';
 
 const HTML = Buffer.from(`<!doctype html><title>t</title>${Array.from({ length: 400 }, (_, i) => `<p>paragraph ${i} <a href="/p${i}">link</a></p>`).join('')}`);
@@ -100,11 +100,16 @@ describe('page content decoding', () => {
     assert.ok(pageRecord.safeParse(page).success);
   });
 
-  it('decodes the head of a body from its first bytes, bombs included', () => {
-    assert.deepEqual(decodeHead('br', brotliCompressSync(HTML), 1024), HTML.subarray(0, 1024));
-    assert.deepEqual(decodeHead('gzip', gzipSync(HTML), 1024), HTML.subarray(0, 1024));
-    const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, 'a'), { level: 9 });
-    assert.deepEqual(decodeHead('gzip', bomb, 1024), Buffer.alloc(1024, 'a'));
-    assert.throws(() => decodeHead('gzip', Buffer.from('this is not gzip at all'), 1024));
+  it('turns bytes that cannot be text into the MEGURI_ERR_BINARY failure, as the fetcher would', () => {
+    const binary = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256));
+    const page = decodePageContent(stored(gzipSync(binary), 'gzip'));
+    assert.equal(page.error?.code, 'MEGURI_ERR_BINARY');
+    assert.equal(page.body, undefined);
+    assert.ok(pageRecord.safeParse(page).success);
+    // UTF-16 text has NULs: a declared UTF-16 charset exempts it, as in the fetcher.
+    const utf16 = Buffer.from('<p>UTF-16 text</p>'.repeat(50), 'utf16le');
+    const text = decodePageContent(stored(brotliCompressSync(utf16), 'br', undefined, { headers: { 'content-type': 'text/html; charset=UTF-16LE', 'content-encoding': 'br' } }));
+    assert.equal(text.error, undefined);
+    assert.deepEqual(text.body, utf16);
   });
 });
