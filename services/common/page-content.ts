@@ -6,7 +6,7 @@
  * `decodeLimit` (the fetcher's decoded-size cap), and whoever reads the body decodes it here. So the
  * decompression runs where the page is parsed (a parse worker, off the event loop that moves records
  * and schedules), pages are stored at their compressed size without being compressed a second time
- * by the transport, and an archive can keep the payload as it came over the wire.
+ * by the transport, and the record keeps the payload as it came over the wire.
  *
  * Decoding gives what the fetcher would have recorded had it decoded the body itself: the decoded
  * bytes, cut at the cap with `bodyTruncated` set, or a failure without a body: MEGURI_ERR_DECOMPRESS
