@@ -40,12 +40,7 @@ const recordBatch = createRecordBatch({
   longPath: path.join(kafkajsDir, 'src', 'utils', 'long.js'),
   compressionPath: path.join(kafkajsDir, 'src', 'protocol', 'message', 'compression', 'index.js'),
 });
-const produceRequest = createProduceRequest({
-  Encoder,
-  RecordBatch: recordBatch.RecordBatch,
-  longPath: path.join(kafkajsDir, 'src', 'utils', 'long.js'),
-  compressionPath: path.join(kafkajsDir, 'src', 'protocol', 'message', 'compression', 'index.js'),
-});
+const produceRequest = createProduceRequest({ Encoder, RecordBatch: recordBatch.RecordBatch });
 // kafkajs modules replaced before kafkajs loads them, and the module that requires each.
 const replacements = [
   { file: filterPath, exports: filterAbortedMessages, user: batchPath },

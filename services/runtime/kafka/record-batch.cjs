@@ -281,7 +281,7 @@ function createRecordBatch({ Encoder, longPath, compressionPath }) {
  * one into a new object to add its offset and timestamp deltas) or an Encoder per topic and
  * partition. `RecordBatch` is the one createRecordBatch made.
  */
-function createProduceRequest({ Encoder, RecordBatch, longPath, compressionPath }) {
+function createProduceRequest({ Encoder, RecordBatch }) {
   const PRODUCE = 0;
   return ({ acks, timeout, transactionalId = null, producerId, producerEpoch = 0, compression, topicData }) => ({
     apiKey: PRODUCE,
@@ -289,19 +289,17 @@ function createProduceRequest({ Encoder, RecordBatch, longPath, compressionPath 
     apiName: 'Produce',
     expectResponse: () => acks !== 0,
     encode: async () => {
-      const Long = require(longPath);
-      const codec = compression ?? require(compressionPath).Types.None;
-      const pid = producerId ?? Long.fromInt(-1);
       const out = new Encoder().writeString(transactionalId).writeInt16(acks).writeInt32(timeout).writeInt32(topicData.length);
       for (const { topic, partitions } of topicData) {
         out.writeString(topic).writeInt32(partitions.length);
         for (const { partition, messages, firstSequence } of partitions) {
           const { firstTimestamp, maxTimestamp, now } = batchTimes(messages);
           const batch = await RecordBatch({
-            compression: codec,
+            // Absent, both take RecordBatch's defaults, kafkajs's own (no compression, producer id -1).
+            compression,
             firstTimestamp,
             maxTimestamp,
-            producerId: pid,
+            producerId,
             producerEpoch,
             firstSequence,
             transactional: !!transactionalId,

@@ -20,6 +20,4 @@ export declare function createRecordBatch(deps: { Encoder: new (initialSize?: nu
 export declare function createProduceRequest(deps: {
   Encoder: new (initialSize?: number) => unknown;
   RecordBatch: (batch: Record<string, unknown>) => Promise<EncoderLike>;
-  longPath: string;
-  compressionPath: string;
 }): (request: Record<string, unknown>) => { apiKey: number; apiVersion: number; apiName: string; expectResponse(): boolean; encode(): Promise<EncoderLike> };
