@@ -60,19 +60,31 @@ export function prefixEnd(prefix: string): string {
 /** Entries kept per store in the read cache (committed values only; absent keys too). */
 const CACHE_ENTRIES = 200_000;
 
+/**
+ * A key deleted in this batch (in `writes`) or known absent (in `cache`). A sentinel rather than
+ * `undefined` lets one Map lookup tell "absent" from "not here"; a store read costs 2–4 lookups
+ * less, and a crawl reads its stores ~100 times per page.
+ */
+const ABSENT: unique symbol = Symbol('absent');
+type Slot<V> = V | typeof ABSENT;
+
+function valueOf<V>(slot: Slot<V>): V | undefined {
+  return slot === ABSENT ? undefined : slot;
+}
+
 export class TaskStore<V> implements KeyValueStore<V> {
   /**
-   * Writes of the batch in progress, decoded (undefined = delete). A key written many times in one
+   * Writes of the batch in progress, decoded (ABSENT = delete). A key written many times in one
    * batch (a host's state on every link to it) is serialised once, when the batch commits.
    */
-  private readonly writes = new Map<string, V | undefined>();
+  private readonly writes = new Map<string, Slot<V>>();
   /** The writes serialised for the changelog and RocksDB; built at commit, dropped on any write. */
   private encoded: Map<string, Buffer | null> | undefined;
   /**
-   * Committed state of recently read or written keys (undefined = known absent). Valid because one
+   * Committed state of recently read or written keys (ABSENT = known absent). Valid because one
    * task is the only writer of its store and updates it only after a successful commit.
    */
-  private readonly cache = new Map<string, V | undefined>();
+  private readonly cache = new Map<string, Slot<V>>();
   /** Committed writes not yet in RocksDB (null = delete), and the changelog offset they reach. */
   private unapplied = new Map<string, Buffer | null>();
   private unappliedCheckpoint: number | undefined;
@@ -105,7 +117,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
   get pending(): ReadonlyMap<string, Buffer | null> {
     if (this.encoded === undefined) {
       const encoded = new Map<string, Buffer | null>();
-      for (const [k, v] of this.writes) encoded.set(k, v === undefined ? null : Buffer.from(JSON.stringify(v), 'utf8'));
+      for (const [k, v] of this.writes) encoded.set(k, v === ABSENT ? null : Buffer.from(JSON.stringify(v), 'utf8'));
       this.encoded = encoded;
     }
     return this.encoded;
@@ -146,7 +158,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
     return this.completeInMemory;
   }
 
-  private remember(key: string, value: V | undefined): void {
+  private remember(key: string, value: Slot<V>): void {
     if (this.cache.size >= this.cacheEntries) {
       // From now on a key not in memory may be in RocksDB.
       this.completeInMemory = false;
@@ -170,14 +182,14 @@ export class TaskStore<V> implements KeyValueStore<V> {
       if (this.cache.has(k) || this.writes.has(k) || seen.has(k)) continue;
       seen.add(k);
       const raw = this.unappliedRaw(k);
-      if (raw !== undefined) this.remember(k, raw === null ? undefined : (JSON.parse(raw.toString('utf8')) as V));
+      if (raw !== undefined) this.remember(k, raw === null ? ABSENT : (JSON.parse(raw.toString('utf8')) as V));
       else missing.push(k);
     }
     if (missing.length === 0) return;
     const raws = await this.db.getMany(missing.map((k) => this.encodeKey(k)));
     for (let i = 0; i < missing.length; i++) {
       const raw = raws[i];
-      this.remember(missing[i]!, raw === undefined ? undefined : (JSON.parse(raw.toString('utf8')) as V));
+      this.remember(missing[i]!, raw === undefined ? ABSENT : (JSON.parse(raw.toString('utf8')) as V));
     }
   }
 
@@ -186,7 +198,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
     for (const [k, v] of this.writes) {
       // Known completely, a deleted key needs no entry to read as absent (a host's dispatched
       // queue entries would otherwise fill the cache with them).
-      if (v === undefined && this.completeInMemory) this.cache.delete(k);
+      if (v === ABSENT && this.completeInMemory) this.cache.delete(k);
       else this.remember(k, v);
     }
     this.writes.clear();
@@ -250,22 +262,22 @@ export class TaskStore<V> implements KeyValueStore<V> {
 
   peek(key: string): V | undefined | typeof NOT_IN_MEMORY {
     const written = this.writes.get(key);
-    if (written !== undefined || this.writes.has(key)) return written;
+    if (written !== undefined) return valueOf(written);
     const cached = this.cache.get(key);
-    if (cached !== undefined || this.cache.has(key)) return cached;
+    if (cached !== undefined) return valueOf(cached);
     return this.completeInMemory ? undefined : NOT_IN_MEMORY;
   }
 
   async get(key: string): Promise<V | undefined> {
-    if (this.writes.has(key)) return this.writes.get(key);
-    // One lookup when the cache holds a value (the usual case); a second tells "known absent" from "not cached".
+    const written = this.writes.get(key);
+    if (written !== undefined) return valueOf(written);
     const cached = this.cache.get(key);
-    if (cached !== undefined || this.cache.has(key)) return cached;
+    if (cached !== undefined) return valueOf(cached);
     if (this.completeInMemory) return undefined;
     const waiting = this.unappliedRaw(key);
     const raw = waiting !== undefined ? (waiting ?? undefined) : await this.db.get(this.encodeKey(key));
     const value = raw === undefined ? undefined : (JSON.parse(raw.toString('utf8')) as V);
-    this.remember(key, value);
+    this.remember(key, value === undefined ? ABSENT : value);
     return value;
   }
 
@@ -275,7 +287,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
   }
 
   delete(key: string): void {
-    this.writes.set(key, undefined);
+    this.writes.set(key, ABSENT);
     this.encoded = undefined;
   }
 
@@ -305,7 +317,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
       while (pi < pendingKeys.length && before(pendingKeys[pi]!, key)) {
         const pk = pendingKeys[pi++]!;
         const pv = this.writes.get(pk);
-        if (pv !== undefined) {
+        if (pv !== undefined && pv !== ABSENT) {
           yield [pk, pv];
           if (++emitted >= limit) return;
         }
@@ -313,7 +325,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
       if (pi < pendingKeys.length && pendingKeys[pi] === key) {
         const pv = this.writes.get(key);
         pi++;
-        if (pv !== undefined) {
+        if (pv !== undefined && pv !== ABSENT) {
           yield [key, pv];
           if (++emitted >= limit) return;
         }
@@ -326,7 +338,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
     while (pi < pendingKeys.length) {
       const pk = pendingKeys[pi++]!;
       const pv = this.writes.get(pk);
-      if (pv !== undefined) {
+      if (pv !== undefined && pv !== ABSENT) {
         yield [pk, pv];
         if (++emitted >= limit) return;
       }
@@ -342,7 +354,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
     const ops: BatchOp[] = [];
     for (const [k, v] of this.writes) {
       const key = this.keyPrefix + k;
-      ops.push(v === undefined ? { type: 'del', key } : { type: 'put', key, value: JSON.stringify(v) });
+      ops.push(v === ABSENT ? { type: 'del', key } : { type: 'put', key, value: JSON.stringify(v) });
     }
     return ops;
   }
