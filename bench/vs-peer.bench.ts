@@ -6,8 +6,10 @@
  * links each, every host on its own loopback address (127.0.0.2 …) so the per-IP cap does not stand
  * in for the per-host loop, no politeness delay, 5 seeds, 20,000 pages per crawler. With politeness
  * off meguri lets a host have four requests in flight (politeness.maxPerHost and maxPerIp, set by
- * --max-per-host; they queue on the host's one connection in the fetcher). Names resolve
- * through a static map only: nothing leaves the machine.
+ * --max-per-host; they queue on the host's one connection in the fetcher). meguri also reads
+ * each host's sitemap (as it does by default: ~87,000 URLs in all on this web), which the peer never
+ * does; `--no-sitemaps` leaves them out for a like-for-like link crawl. Names resolve through a
+ * static map only: nothing leaves the machine.
  *
  * Prints pages/s (crawl time, after start-up), CPU ms per page and peak RSS of the whole process
  * (start-up and worker threads included), each figure's ratio to the peer, and how fast each crawl
@@ -17,7 +19,7 @@
  *
  *   npm run bench:vs-peer -- [--hosts 200] [--pages 500] [--max-pages 20000] [--seeds 5] [--links 38]
  *     [--bytes 20000] [--kafka host:port] [--only peer,embedded,kafka] [--parser-workers N]
- *     [--max-per-host 4] [--max-per-ip N, default max(2, --max-per-host)] [--runs 1] [--json]
+ *     [--max-per-host 4] [--max-per-ip N, default max(2, --max-per-host)] [--no-sitemaps] [--runs 1] [--json]
  *
  * With `--runs N` every contender runs N times, in rounds (peer, embedded, Kafka, then again); each
  * ratio is to the peer of the same round, and a summary gives each crawler's mean and range.
@@ -51,6 +53,8 @@ const { values } = parseArgs({
     'max-per-host': { type: 'string', default: '4' },
     'max-per-ip': { type: 'string' },
     partitions: { type: 'string', default: '4' },
+    // meguri without the hosts' sitemaps, finding pages by links only, as the peer does.
+    'no-sitemaps': { type: 'boolean', default: false },
     // Rounds of every contender, one after the other in each: the machine's speed drifts, so a
     // ratio is taken within a round and the summary gives their mean and spread.
     runs: { type: 'string', default: '1' },
@@ -195,6 +199,7 @@ async function meguri(web: Awaited<ReturnType<typeof startWeb>>, kind: 'embedded
   const args = ['crawl', ...web.seeds, '--data', join(dir, 'data'), '--max-pages', String(maxPages), '--min-interval', '0', '--scheduler-config', config];
   args.push('--dns', 'static', ...Object.entries(web.resolve).flatMap(([name, ip]) => ['--resolve', `${name}=${ip}`]), '--no-progress', '--partitions', values.partitions);
   if (values['parser-workers'] !== undefined) args.push('--parser-workers', values['parser-workers']);
+  if (values['no-sitemaps']) args.push('--no-sitemaps');
   const topicPrefix = `vs-peer-${Date.now()}.`;
   if (kind === 'kafka') args.push('--kafka', values.kafka, '--topic-prefix', topicPrefix, '--replication-factor', '1', '--min-insync-replicas', '1');
   try {
@@ -268,11 +273,11 @@ const summary = runs > 1
     })
   : undefined;
 const machine = machineInfo();
-const setup = { hosts, pagesPerHost: Number(values.pages), pageBytes: Number(values.bytes), randomLinksPerPage: Number(values.links), seeds: Number(values.seeds), maxPages, runs, date: new Date().toISOString() };
+const setup = { hosts, pagesPerHost: Number(values.pages), pageBytes: Number(values.bytes), randomLinksPerPage: Number(values.links), seeds: Number(values.seeds), maxPages, meguriReadsSitemaps: !values['no-sitemaps'], runs, date: new Date().toISOString() };
 if (values.json) console.log(JSON.stringify({ machine, setup, results: table, ...(summary ? { summary } : {}) }, null, 2));
 else {
   console.log(machineLine(machine));
-  console.log(`web: ${hosts} hosts × ${values.pages} pages, ${values.bytes} B, ~${Number(values.links) + 2} links/page, ${values.seeds} seeds, each host on its own 127.0.0.x; ${maxPages} pages per crawler; ${setup.date}`);
+  console.log(`web: ${hosts} hosts × ${values.pages} pages, ${values.bytes} B, ~${Number(values.links) + 2} links/page, ${values.seeds} seeds, each host on its own 127.0.0.x; ${maxPages} pages per crawler; meguri ${setup.meguriReadsSitemaps ? 'reads' : 'does not read'} the sitemaps; ${setup.date}`);
   console.table(table);
   if (summary) {
     console.log(`over ${runs} runs: mean (min–max); each ratio is to the peer of the same run`);
