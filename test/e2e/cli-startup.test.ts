@@ -74,6 +74,12 @@ describe('meguri start-up: compiled dist/ or the sources', { timeout: 600_000 },
     assert.match(r.stdout, /^\d+\.\d+\.\d+/);
     // sh replaced itself with node: the pid the caller knows is the crawler's (signals, kill -9).
     assert.match(r.stderr, new RegExp(`^meguri: process ${r.pid}, node flags: --max-semi-space-size=32 --initial-old-space-size=256 --v8-pool-size=\\d$`, 'm'));
+    // Two malloc arenas unless the caller chose a number (glibc reads it when the process starts).
+    const { MALLOC_ARENA_MAX: _arenas, ...inherited } = process.env;
+    const arenas = spawnSync(join(dir, 'bin/meguri.js'), ['--version'], { cwd: dir, encoding: 'utf8', env: { ...inherited, MEGURI_DEBUG: '1' } });
+    assert.match(arenas.stderr, /^meguri: malloc arenas: 2$/m);
+    const chosen = spawnSync(join(dir, 'bin/meguri.js'), ['--version'], { cwd: dir, encoding: 'utf8', env: { ...inherited, MEGURI_DEBUG: '1', MALLOC_ARENA_MAX: '4' } });
+    assert.match(chosen.stderr, /^meguri: malloc arenas: 4$/m);
     // GC helper threads: the cores the crawl's event loop and parse workers leave idle, 1 to 4
     // (nproc reads OMP_NUM_THREADS, which stands in for machines of other sizes here).
     for (const [cores, helpers] of [[2, 1], [6, 1], [7, 2], [8, 3], [64, 4]] as const) {
@@ -85,6 +91,7 @@ describe('meguri start-up: compiled dist/ or the sources', { timeout: 600_000 },
     const direct = node(dir, ['--max-semi-space-size=8', join(dir, 'bin/meguri.js'), '--version']);
     assert.equal(direct.status, 0, direct.stderr);
     assert.match(direct.stderr, /node flags: --max-semi-space-size=8$/m);
+    if (process.env.MALLOC_ARENA_MAX === undefined) assert.match(direct.stderr, /^meguri: malloc arenas: glibc's default$/m);
   });
 
   it('after a build it runs dist/ with the same output; an edited source or MEGURI_NO_DIST runs the sources', () => {
