@@ -76,10 +76,8 @@ export class QueueCache {
     }
   }
 
-  /** Index of the first entry whose rank is not below `rank`. */
-  private static position(list: readonly QueueEntry[], rank: QueueRank): number {
-    let lo = 0;
-    let hi = list.length;
+  /** Index of the first entry in [lo, hi) whose rank is not below `rank` (hi when there is none). */
+  private static position(list: readonly QueueEntry[], rank: QueueRank, lo = 0, hi = list.length): number {
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       if (compareQueueRanks(list[mid]!.rank, rank) < 0) lo = mid + 1;
@@ -93,15 +91,19 @@ export class QueueCache {
     queue.byKey.set(entry.key, entry);
   }
 
-  /** Takes `entry` out of the sorted list (not out of `byKey`). */
-  private static unlist(list: QueueEntry[], entry: QueueEntry): void {
+  /** Where `entry` is in the sorted list; -1 when it is not there. */
+  private static indexOf(list: readonly QueueEntry[], entry: QueueEntry): number {
     // Ranks are unique (they end in the entry's sequence number); scan a little for safety.
     for (let i = QueueCache.position(list, entry.rank); i < list.length && compareQueueRanks(list[i]!.rank, entry.rank) === 0; i++) {
-      if (list[i] === entry) {
-        list.splice(i, 1);
-        return;
-      }
+      if (list[i] === entry) return i;
     }
+    return -1;
+  }
+
+  /** Takes `entry` out of the sorted list (not out of `byKey`). */
+  private static unlist(list: QueueEntry[], entry: QueueEntry): void {
+    const i = QueueCache.indexOf(list, entry);
+    if (i >= 0) list.splice(i, 1);
   }
 
   private static take(queue: HostQueue, key: string): QueueEntry | undefined {
@@ -138,11 +140,23 @@ export class QueueCache {
     const queue = this.hosts.get(host);
     const entry = queue?.byKey.get(key);
     if (!queue || !entry || entry.rank.group === KNOWN_GROUP) return;
-    // Out of the list while it changes, so the list stays sorted. Its key stays, and so does its
-    // place in `byKey`: a delete and a set per link made the Map rebuild its table again and again.
-    QueueCache.unlist(queue.list, entry);
+    // Its key stays, and so does its place in `byKey`: a delete and a set per link made the Map
+    // rebuild its table again and again.
+    const list = queue.list;
+    const from = QueueCache.indexOf(list, entry);
+    if (from < 0) return;
     entry.rank.inverted = rescoredInverted(entry.rank, score);
-    queue.list.splice(QueueCache.position(queue.list, entry.rank), 0, entry);
+    // It moves past the entries it now ranks before (or after): they shift by one place. Two splices
+    // (out, back in) moved the whole tail twice and made an array per call, on nearly every link.
+    let to = from;
+    if (to > 0 && compareQueueRanks(list[to - 1]!.rank, entry.rank) > 0) {
+      const target = QueueCache.position(list, entry.rank, 0, from);
+      for (; to > target; to--) list[to] = list[to - 1]!;
+    } else if (to + 1 < list.length && compareQueueRanks(list[to + 1]!.rank, entry.rank) < 0) {
+      const target = QueueCache.position(list, entry.rank, from + 1, list.length) - 1;
+      for (; to < target; to++) list[to] = list[to + 1]!;
+    }
+    list[to] = entry;
   }
 
   async head(host: string): Promise<QueueEntry | undefined> {

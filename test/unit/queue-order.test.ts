@@ -136,4 +136,46 @@ describe('QueueCache', () => {
       await stores.close();
     }
   });
+
+  it('keeps the order a fresh sort gives through many moves up and down, to both ends and in place', async () => {
+    dir = tempDir('meguri-queue-moves-');
+    const stores = await TaskStores.open(dir, 'scheduler', 0, ['queues']);
+    try {
+      const store = stores.store<string>('queues');
+      const scores = new Map<string, number>();
+      const keys = new Map<string, string>();
+      const orderOf: QueueOrder = async (host, stored) =>
+        stored.map((e) => queueOrder(host, e.key, { st: 'queued', q: keys.get(e.url), s: scores.get(e.url) ?? 0 }));
+      const cache = new QueueCache(store, orderOf);
+      await cache.head(HOST);
+      const n = 60;
+      for (let i = 0; i < n; i++) {
+        const url = `http://${HOST}/m${i}`;
+        // Rounds 0 and 1, and a redirect boost on a few: moves stay within their group.
+        const key = i % 9 === 0 ? queueKey(HOST, REDIRECT_QUEUE_BOOST + 1, i) : queueKey(HOST, 1, i, i % 2);
+        scores.set(url, 1);
+        keys.set(url, key);
+        cache.add(HOST, key, url);
+      }
+      let seed = 7;
+      const random = (): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+      const expected = async (): Promise<string[]> => (await new QueueCache(store, orderOf).all(HOST)).map((e) => e.url);
+      await stores.db.batch(store.pendingOps());
+      stores.committed();
+      for (let step = 0; step < 400; step++) {
+        const url = `http://${HOST}/m${Math.floor(random() * n)}`;
+        const pick = random();
+        // Far up, far down, a small step either way, or the same score again.
+        const score = pick < 0.2 ? 1e6 * random() : pick < 0.4 ? random() / 1e3 : pick < 0.9 ? scores.get(url)! * (0.9 + random() / 5) : scores.get(url)!;
+        scores.set(url, score);
+        cache.rescore(HOST, keys.get(url)!, score);
+        if (step % 40 === 39) assert.deepEqual((await cache.all(HOST)).map((e) => e.url), await expected(), `after ${step + 1} moves`);
+      }
+      const list = await cache.all(HOST);
+      assert.equal(list.length, n);
+      for (let i = 1; i < list.length; i++) assert.ok(compareQueueRanks(list[i - 1]!.rank, list[i]!.rank) < 0, 'sorted');
+    } finally {
+      await stores.close();
+    }
+  });
 });
