@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { version, httpUrl, epochMs, errorCode } from './common.ts';
 import { frontierRecord } from './frontier.ts';
+import { conformanceOf } from './conformance.ts';
 
 /** Most response headers a page keeps, and the longest value (longer ones are cut). */
 export const MAX_PAGE_HEADERS = 64;
@@ -195,7 +196,16 @@ function fromJsonForm(value: Buffer): Record<string, unknown> {
  */
 export function decodePageRecord(value: Buffer, options: { validate?: boolean } = {}): PageRecord {
   const fields = unframe(value);
-  return options.validate === false ? (fields as PageRecord) : pageRecord.parse(fields);
+  return options.validate === false || conforms(fields) ? (fields as PageRecord) : pageRecord.parse(fields);
+}
+
+/** The compiled test of pageRecord (schemas/conformance.ts): passed, zod would return the fields as they are. */
+function conforms(fields: Record<string, unknown>): boolean {
+  try {
+    return conformanceOf(pageRecord)?.(fields) === true;
+  } catch {
+    return false;
+  }
 }
 
 /** Like decodePageRecord, as a result instead of a throw (for readers that skip bad records). */
@@ -206,6 +216,7 @@ export function safeDecodePageRecord(value: Buffer): { ok: true; page: PageRecor
   } catch (err) {
     return { ok: false, reason: (err as Error).message };
   }
+  if (conforms(fields)) return { ok: true, page: fields as PageRecord };
   const parsed = pageRecord.safeParse(fields);
   if (!parsed.success) return { ok: false, reason: 'pages header breaks its schema: ' + parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') };
   return { ok: true, page: parsed.data };
