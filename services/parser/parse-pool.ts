@@ -6,7 +6,8 @@
 import { Worker } from 'node:worker_threads';
 import type { PageRecord } from '../../schemas/index.ts';
 import type { OutcomeOptions, RecordPointer } from './outcome.ts';
-import type { EncodedLinksRecord } from './keyed-records.ts';
+import { unpackKeyedRecords } from './keyed-records.ts';
+import type { EncodedLinksRecord, PackedLinksRecords } from './keyed-records.ts';
 
 /** OutcomeOptions as a worker receives them: plain data (the parameter filter as its list of names). */
 export interface WorkerOptions extends Omit<OutcomeOptions, 'stripParams'> {
@@ -26,7 +27,7 @@ interface Pending {
   worker: number;
 }
 
-type Reply = { id: number; records: EncodedLinksRecord[] } | { id: number; error: string };
+type Reply = { id: number; records: PackedLinksRecords } | { id: number; error: string };
 
 export class ParsePool {
   private readonly workers: Worker[] = [];
@@ -60,7 +61,7 @@ export class ParsePool {
       if (!p) return;
       this.pending.delete(msg.id);
       if ('error' in msg) p.reject(new Error(msg.error));
-      else p.resolve(msg.records);
+      else p.resolve(unpackKeyedRecords(msg.records));
     });
     worker.on('error', (err) => this.failJobsOf(i, err));
     worker.on('exit', (code) => {

@@ -1,12 +1,12 @@
 /**
  * Worker-thread side of the parse pool: turns pages into encoded `links` records off the main thread.
- * Messages in: { id, page, pointer }; out: { id, records } (EncodedLinksRecord[], their buffers
+ * Messages in: { id, page, pointer }; out: { id, records } (PackedLinksRecords, its buffer
  * transferred) or { id, error }.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { PageRecord } from '../../schemas/index.ts';
 import { needsLanguageDetector, pageToRecords } from './outcome.ts';
-import { encodeKeyedRecords, keyedRecords } from './keyed-records.ts';
+import { keyedRecords, packKeyedRecords } from './keyed-records.ts';
 import { loadLanguageDetector } from './language.ts';
 import type { OutcomeOptions, RecordPointer } from './outcome.ts';
 import type { WorkerOptions } from './parse-pool.ts';
@@ -34,11 +34,8 @@ parentPort?.on('message', async (job: Job) => {
     // The tables take a few hundred ms to load at start, when a crawl's first answers are its
     // hosts' robots.txt: those (and every other page without text to detect) go on at once.
     if (needsLanguageDetector(page)) await detectorReady;
-    const records = encodeKeyedRecords(keyedRecords(page, pageToRecords(page, job.pointer, options)));
-    parentPort!.postMessage(
-      { id: job.id, records },
-      records.map((r) => r.value.buffer as ArrayBuffer),
-    );
+    const records = packKeyedRecords(keyedRecords(page, pageToRecords(page, job.pointer, options)));
+    parentPort!.postMessage({ id: job.id, records }, [records.bytes.buffer as ArrayBuffer]);
   } catch (err) {
     parentPort!.postMessage({ id: job.id, error: (err as Error).message });
   }

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { brotliCompressSync } from 'node:zlib';
 import { ParsePool } from '../../services/parser/parse-pool.ts';
 import { pageToRecords } from '../../services/parser/outcome.ts';
-import { keyedRecords } from '../../services/parser/keyed-records.ts';
+import { keyedRecords, packKeyedRecords, unpackKeyedRecords } from '../../services/parser/keyed-records.ts';
 import type { EncodedLinksRecord } from '../../services/parser/keyed-records.ts';
 import type { OutcomeOptions } from '../../services/parser/outcome.ts';
 import { paramFilter } from '../../services/common/url.ts';
@@ -38,6 +38,26 @@ function htmlPage(url: string, body: Buffer, depth: number): PageRecord {
     fetchedAt: 2,
   });
 }
+
+test('a page\'s records packed into one buffer come back as they were, in order, whatever their size and script', () => {
+  const records = [
+    { key: 'a.test', value: { v: SCHEMA_VERSION, type: 'seed', url: 'http://a.test/', addedAt: 1 } },
+    // anchors in other scripts take 2 to 4 UTF-8 bytes per character
+    { key: 'b.test', value: { v: SCHEMA_VERSION, type: 'seed', url: 'http://b.test/é東京𠀋', addedAt: 2 } },
+    // larger than the buffer the values are first encoded into: it grows
+    { key: 'c.test', value: { v: SCHEMA_VERSION, type: 'seed', url: `http://c.test/${'港'.repeat(200_000)}`, addedAt: 3 } },
+    { key: 'd.test', value: { v: SCHEMA_VERSION, type: 'seed', url: 'http://d.test/', addedAt: 4 } },
+  ] as const;
+  for (let round = 0; round < 2; round++) {
+    const packed = packKeyedRecords(records);
+    assert.equal(packed.bytes.byteLength, packed.ends.at(-1), 'the buffer holds exactly the values');
+    assert.equal(packed.bytes.byteOffset, 0);
+    assert.equal(packed.bytes.buffer.byteLength, packed.bytes.byteLength, 'its own ArrayBuffer, to transfer whole');
+    const back = unpackKeyedRecords(packed).map(({ key, value }) => ({ key, value: JSON.parse(Buffer.from(value).toString('utf8')) as unknown }));
+    assert.deepEqual(back, records);
+  }
+  assert.deepEqual(unpackKeyedRecords(packKeyedRecords([])), []);
+});
 
 test('the parse pool gives the same records as parsing on the event loop', async () => {
   const body = readFileSync(new URL('../fixtures/pages/article.html', import.meta.url));
