@@ -216,6 +216,7 @@ export class KafkaTransport implements Transport {
   private readonly txProducers = new Map<string, Promise<Producer>>();
   private readonly partitionCounts = new Map<string, number>();
   private readonly compressions = new Map<string, kafkajs.CompressionTypes>();
+  private readonly offsetCommitters = new WeakMap<Consumer, CoalescingSender<PartitionOffset, void>>();
   private readonly members = new Set<KafkaGroupMember>();
   private directClusterPromise: Promise<DirectCluster> | undefined;
   private closed = false;
@@ -540,6 +541,31 @@ export class KafkaTransport implements Transport {
     return this.plainLane('').sender.send(records);
   }
 
+  /**
+   * Offset commits of a consumer's at-least-once tasks, merged while one is out: the partitions of
+   * a concurrent service (the fetcher, the parser) each commit after every flush, and sent one by
+   * one they were a quarter of all the requests a crawl makes to the broker. A caller still
+   * returns only once its offsets are committed; a failed request fails every call merged into it.
+   */
+  private offsetCommitter(consumer: Consumer): CoalescingSender<PartitionOffset, void> {
+    let committer = this.offsetCommitters.get(consumer);
+    if (committer === undefined) {
+      committer = new CoalescingSender<PartitionOffset, void>(
+        async (offsets) => {
+          // A partition merged twice (two flushes of one task) commits the later offset.
+          const latest = new Map<string, PartitionOffset>();
+          for (const o of offsets) latest.set(`${o.topic}\u0000${o.partition}`, o);
+          await consumer.commitOffsets([...latest.values()].map((o) => ({ topic: o.topic, partition: o.partition, offset: String(o.offset) })));
+          return offsets.map(() => undefined);
+        },
+        () => 1,
+        Number.MAX_SAFE_INTEGER,
+      );
+      this.offsetCommitters.set(consumer, committer);
+    }
+    return committer;
+  }
+
   private async sendNow(lane: PlainLane, records: readonly OutRecord[]): Promise<RecordMetadata[]> {
     if (records.length === 0) return [];
     const current = this.producer(lane);
@@ -576,11 +602,7 @@ export class KafkaTransport implements Transport {
   async commitFor(groupId: string, consumer: Consumer, commit: AtomicCommit): Promise<RecordMetadata[]> {
     if (!commit.transactional) {
       const meta = await this.plainLane(`scope:${commit.scope ?? groupId}`).sender.send(commit.outputs);
-      if (commit.offsets.length > 0) {
-        await consumer.commitOffsets(
-          commit.offsets.map((o) => ({ topic: o.topic, partition: o.partition, offset: String(o.offset) })),
-        );
-      }
+      if (commit.offsets.length > 0) await this.offsetCommitter(consumer).send(commit.offsets);
       return meta;
     }
     if (!commit.scope) throw new Error('a transactional commit needs a scope');
