@@ -4,6 +4,7 @@
  * reads its declaration; plain text (robots.txt) is UTF-8 unless a BOM or the header says otherwise.
  */
 import { getEncoding } from 'encoding-sniffer';
+import { ResultType, Sniffer } from 'encoding-sniffer/sniffer';
 import iconv from 'iconv-lite';
 import type { PageRecord } from '../../schemas/pages.ts';
 import { parseContentType, textKindOf } from '../common/content-type.ts';
@@ -11,6 +12,15 @@ import type { TextKind } from '../common/content-type.ts';
 
 /** Picks the encoding of a body: returns a WHATWG encoding name (e.g. `UTF-8`, `Shift_JIS`). */
 export function sniffEncoding(buf: Buffer, kind: TextKind, transportLabel: string | undefined): string {
+  if (transportLabel !== undefined && kind !== 'text') {
+    // A charset the header names (one the WHATWG list knows) yields only to a byte order mark:
+    // the first bytes decide, and the <meta>/declaration prescan of up to 1 KB is not needed.
+    const sniffer = new Sniffer({ transportLayerEncodingLabel: transportLabel, maxBytes: 3, defaultEncoding: kind === 'html' ? 'windows-1252' : 'UTF-8' });
+    if (sniffer.resultType === ResultType.PASSED) {
+      sniffer.write(buf.subarray(0, 3));
+      return sniffer.encoding;
+    }
+  }
   if (kind === 'html') {
     return getEncoding(buf, { transportLayerEncodingLabel: transportLabel, defaultEncoding: 'windows-1252' });
   }
