@@ -61,9 +61,8 @@ export function prefixEnd(prefix: string): string {
 const CACHE_ENTRIES = 200_000;
 
 /**
- * A key deleted in this batch (in `writes`) or known absent (in `cache`). A sentinel rather than
- * `undefined` lets one Map lookup tell "absent" from "not here"; a store read costs 2–4 lookups
- * less, and a crawl reads its stores ~100 times per page.
+ * A key deleted in this batch or known absent. A sentinel rather than `undefined` lets one Map
+ * lookup tell "absent" from "not here"; a crawl reads its stores ~100 times per page.
  */
 const ABSENT: unique symbol = Symbol('absent');
 type Slot<V> = V | typeof ABSENT;
@@ -72,19 +71,34 @@ function valueOf<V>(slot: Slot<V>): V | undefined {
   return slot === ABSENT ? undefined : slot;
 }
 
+/** A key in memory: its committed value, or the one the batch in progress wrote. */
+interface Entry<V> {
+  readonly key: string;
+  slot: Slot<V>;
+  /** The batch that wrote it (TaskStore.batch), or 0 when it holds committed state. */
+  written: number;
+}
+
 export class TaskStore<V> implements KeyValueStore<V> {
   /**
-   * Writes of the batch in progress, decoded (ABSENT = delete). A key written many times in one
-   * batch (a host's state on every link to it) is serialised once, when the batch commits.
+   * Keys in memory: the committed state of recently read or written keys (ABSENT = known absent),
+   * and over it the writes of the batch in progress (ABSENT = delete), each in the entry of its
+   * key. The committed part is valid because one task is the only writer of its store; a failed
+   * batch drops the whole map (discard). One map rather than a map of the batch's writes beside
+   * a cache: a read is one lookup, and the batch's writes build no table of their own (which grew
+   * from nothing in every batch, in tables large enough to be allocated among old objects).
    */
-  private readonly writes = new Map<string, Slot<V>>();
+  private readonly cache = new Map<string, Entry<V>>();
+  /**
+   * The entries the batch in progress wrote, each once, in the order of their first write. A key
+   * written many times in one batch (a host's state on every link to it) is serialised once, when
+   * the batch commits.
+   */
+  private dirty: Entry<V>[] = [];
+  /** Number of the batch in progress (Entry.written); a commit or a discard starts the next. */
+  private batch = 1;
   /** The writes serialised for the changelog and RocksDB; built at commit, dropped on any write. */
   private encoded: Map<string, Buffer | null> | undefined;
-  /**
-   * Committed state of recently read or written keys (ABSENT = known absent). Valid because one
-   * task is the only writer of its store and updates it only after a successful commit.
-   */
-  private readonly cache = new Map<string, Slot<V>>();
   /** Committed writes not yet in RocksDB (null = delete), and the changelog offset they reach. */
   private unapplied = new Map<string, Buffer | null>();
   private unappliedCheckpoint: number | undefined;
@@ -117,14 +131,14 @@ export class TaskStore<V> implements KeyValueStore<V> {
   get pending(): ReadonlyMap<string, Buffer | null> {
     if (this.encoded === undefined) {
       const encoded = new Map<string, Buffer | null>();
-      for (const [k, v] of this.writes) encoded.set(k, v === ABSENT ? null : Buffer.from(JSON.stringify(v), 'utf8'));
+      for (const e of this.dirty) encoded.set(e.key, e.slot === ABSENT ? null : Buffer.from(JSON.stringify(e.slot), 'utf8'));
       this.encoded = encoded;
     }
     return this.encoded;
   }
 
   get pendingCount(): number {
-    return this.writes.size;
+    return this.dirty.length;
   }
 
   /** Committed writes waiting for a flush. */
@@ -149,7 +163,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
       void entry;
       return false;
     }
-    this.completeInMemory = this.writes.size === 0 && this.unapplied.size === 0 && this.cache.size === 0;
+    this.completeInMemory = this.dirty.length === 0 && this.unapplied.size === 0 && this.cache.size === 0;
     return this.completeInMemory;
   }
 
@@ -158,18 +172,43 @@ export class TaskStore<V> implements KeyValueStore<V> {
     return this.completeInMemory;
   }
 
-  private remember(key: string, value: Slot<V>): void {
+  /** Adds an entry for a key not in memory, making room first when the map is full. */
+  private insert(entry: Entry<V>): void {
     if (this.cache.size >= this.cacheEntries) {
       // From now on a key not in memory may be in RocksDB.
       this.completeInMemory = false;
-      // Drop the oldest tenth in insertion order; cheap and good enough for a working set.
+      // Drop the oldest tenth in insertion order; cheap and good enough for a working set. The
+      // batch's own writes stay: they exist nowhere else until it commits.
       let n = Math.max(1, Math.floor(this.cacheEntries / 10));
-      for (const k of this.cache.keys()) {
+      for (const [k, e] of this.cache) {
+        if (e.written === this.batch) continue;
         this.cache.delete(k);
         if (--n <= 0) break;
       }
     }
-    this.cache.set(key, value);
+    this.cache.set(entry.key, entry);
+  }
+
+  /** Committed state read from RocksDB or the write-behind buffer. */
+  private remember(key: string, value: Slot<V>): void {
+    this.insert({ key, slot: value, written: 0 });
+  }
+
+  /** A write of the batch in progress. */
+  private write(key: string, slot: Slot<V>): void {
+    const e = this.cache.get(key);
+    if (e === undefined) {
+      const entry: Entry<V> = { key, slot, written: this.batch };
+      this.dirty.push(entry);
+      this.insert(entry);
+    } else {
+      e.slot = slot;
+      if (e.written !== this.batch) {
+        e.written = this.batch;
+        this.dirty.push(e);
+      }
+    }
+    this.encoded = undefined;
   }
 
   async prefetch(keys: Iterable<string>): Promise<void> {
@@ -179,7 +218,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
     // Most keys are already in memory; only the others need the duplicate check.
     const seen = new Set<string>();
     for (const k of keys) {
-      if (this.cache.has(k) || this.writes.has(k) || seen.has(k)) continue;
+      if (this.cache.has(k) || seen.has(k)) continue;
       seen.add(k);
       const raw = this.unappliedRaw(k);
       if (raw !== undefined) this.remember(k, raw === null ? ABSENT : (JSON.parse(raw.toString('utf8')) as V));
@@ -195,13 +234,14 @@ export class TaskStore<V> implements KeyValueStore<V> {
 
   /** After a successful commit whose writes the caller put in RocksDB (pendingOps): they become the cached committed state. */
   committed(): void {
-    for (const [k, v] of this.writes) {
+    for (const e of this.dirty) {
       // Known completely, a deleted key needs no entry to read as absent (a host's dispatched
       // queue entries would otherwise fill the cache with them).
-      if (v === ABSENT && this.completeInMemory) this.cache.delete(k);
-      else this.remember(k, v);
+      if (e.slot === ABSENT && this.completeInMemory) this.cache.delete(e.key);
     }
-    this.writes.clear();
+    // The entries hold the committed state now: the next batch's number marks them as such.
+    this.dirty = [];
+    this.batch++;
     this.encoded = undefined;
   }
 
@@ -250,7 +290,8 @@ export class TaskStore<V> implements KeyValueStore<V> {
    */
   discard(): void {
     // Committed writes waiting for a flush stay: they are committed state.
-    this.writes.clear();
+    this.dirty = [];
+    this.batch++;
     this.encoded = undefined;
     this.cache.clear();
     this.completeInMemory = false;
@@ -261,18 +302,14 @@ export class TaskStore<V> implements KeyValueStore<V> {
   }
 
   peek(key: string): V | undefined | typeof NOT_IN_MEMORY {
-    const written = this.writes.get(key);
-    if (written !== undefined) return valueOf(written);
-    const cached = this.cache.get(key);
-    if (cached !== undefined) return valueOf(cached);
+    const e = this.cache.get(key);
+    if (e !== undefined) return valueOf(e.slot);
     return this.completeInMemory ? undefined : NOT_IN_MEMORY;
   }
 
   async get(key: string): Promise<V | undefined> {
-    const written = this.writes.get(key);
-    if (written !== undefined) return valueOf(written);
-    const cached = this.cache.get(key);
-    if (cached !== undefined) return valueOf(cached);
+    const e = this.cache.get(key);
+    if (e !== undefined) return valueOf(e.slot);
     if (this.completeInMemory) return undefined;
     const waiting = this.unappliedRaw(key);
     const raw = waiting !== undefined ? (waiting ?? undefined) : await this.db.get(this.encodeKey(key));
@@ -282,13 +319,17 @@ export class TaskStore<V> implements KeyValueStore<V> {
   }
 
   put(key: string, value: V): void {
-    this.writes.set(key, value);
-    this.encoded = undefined;
+    this.write(key, value);
   }
 
   delete(key: string): void {
-    this.writes.set(key, ABSENT);
-    this.encoded = undefined;
+    this.write(key, ABSENT);
+  }
+
+  /** The slot the batch in progress wrote for `key`, or undefined when it wrote none. */
+  private written(key: string): Slot<V> | undefined {
+    const e = this.cache.get(key);
+    return e !== undefined && e.written === this.batch ? e.slot : undefined;
   }
 
   async *range(query: RangeQuery = {}): AsyncIterable<[string, V]> {
@@ -299,7 +340,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
     const inRange = (k: string): boolean =>
       (lowKey === undefined || k >= lowKey) && (highKey === undefined || k < highKey);
     const reverse = query.reverse ?? false;
-    const pendingKeys = [...this.writes.keys()].filter(inRange).sort();
+    const pendingKeys = this.dirty.map((e) => e.key).filter(inRange).sort();
     if (reverse) pendingKeys.reverse();
     const limit = query.limit ?? Infinity;
     let emitted = 0;
@@ -316,14 +357,14 @@ export class TaskStore<V> implements KeyValueStore<V> {
       // Pending keys that sort before this one come first.
       while (pi < pendingKeys.length && before(pendingKeys[pi]!, key)) {
         const pk = pendingKeys[pi++]!;
-        const pv = this.writes.get(pk);
+        const pv = this.written(pk);
         if (pv !== undefined && pv !== ABSENT) {
           yield [pk, pv];
           if (++emitted >= limit) return;
         }
       }
       if (pi < pendingKeys.length && pendingKeys[pi] === key) {
-        const pv = this.writes.get(key);
+        const pv = this.written(key);
         pi++;
         if (pv !== undefined && pv !== ABSENT) {
           yield [key, pv];
@@ -331,13 +372,13 @@ export class TaskStore<V> implements KeyValueStore<V> {
         }
         continue;
       }
-      if (this.writes.has(key)) continue;
+      if (this.written(key) !== undefined) continue;
       yield [key, decode(rawValue)];
       if (++emitted >= limit) return;
     }
     while (pi < pendingKeys.length) {
       const pk = pendingKeys[pi++]!;
-      const pv = this.writes.get(pk);
+      const pv = this.written(pk);
       if (pv !== undefined && pv !== ABSENT) {
         yield [pk, pv];
         if (++emitted >= limit) return;
@@ -352,9 +393,9 @@ export class TaskStore<V> implements KeyValueStore<V> {
    */
   pendingOps(): BatchOp[] {
     const ops: BatchOp[] = [];
-    for (const [k, v] of this.writes) {
-      const key = this.keyPrefix + k;
-      ops.push(v === ABSENT ? { type: 'del', key } : { type: 'put', key, value: JSON.stringify(v) });
+    for (const e of this.dirty) {
+      const key = this.keyPrefix + e.key;
+      ops.push(e.slot === ABSENT ? { type: 'del', key } : { type: 'put', key, value: JSON.stringify(e.slot) });
     }
     return ops;
   }
@@ -388,6 +429,8 @@ export class TaskStore<V> implements KeyValueStore<V> {
   async wipe(): Promise<void> {
     this.completeInMemory = false;
     this.cache.clear();
+    // The batch's writes stay readable, as they stay to be committed.
+    for (const e of this.dirty) this.cache.set(e.key, e);
     this.unapplied.clear();
     this.unappliedCheckpoint = undefined;
     const ops: BatchOp[] = [{ type: 'del', key: this.checkpointKey() }];

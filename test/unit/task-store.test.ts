@@ -195,3 +195,49 @@ test('a store empty at open answers misses from memory until its cache lets a ke
     removeDir(dir);
   }
 });
+
+test('a batch that writes more keys than the cache holds keeps every write readable and commits them all', async () => {
+  const dir = tempDir('meguri-store-overflow-');
+  const db = await RocksDb.open(dir);
+  try {
+    const urls = new TaskStore<number>('urls', db, '', 10);
+    // Committed state first, so that reads of keys not in memory go to RocksDB.
+    for (let i = 0; i < 10; i++) urls.put(`old${i}`, i);
+    await db.batch(urls.pendingOps());
+    urls.committed();
+    // Twenty-five writes in one batch, some twice, into a cache of ten: none may be let go.
+    for (let i = 0; i < 25; i++) urls.put(`new${i}`, i);
+    urls.put('new3', 300);
+    urls.delete('new4');
+    for (let i = 0; i < 25; i++) assert.equal(urls.peek(`new${i}`), i === 3 ? 300 : i === 4 ? undefined : i, `new${i} before the commit`);
+    assert.equal(urls.pendingCount, 25);
+    assert.deepEqual(
+      urls.pendingOps().map((op) => op.key).slice(0, 5),
+      ['new0', 'new1', 'new2', 'new3', 'new4'].map((k) => `s:urls\u0000${k}`),
+      'in the order of their first write',
+    );
+    const ranged: string[] = [];
+    for await (const [k] of urls.range({ prefix: 'new1' })) ranged.push(k);
+    assert.deepEqual(ranged, ['new1', 'new10', 'new11', 'new12', 'new13', 'new14', 'new15', 'new16', 'new17', 'new18', 'new19']);
+    await db.batch(urls.pendingOps());
+    urls.committed();
+    assert.equal(urls.pendingCount, 0);
+    // Committed, they may make room for others; every one is still read right, from memory or RocksDB.
+    for (let i = 0; i < 30; i++) urls.put(`later${i}`, i);
+    await db.batch(urls.pendingOps());
+    urls.committed();
+    for (let i = 0; i < 25; i++) assert.equal(await urls.get(`new${i}`), i === 3 ? 300 : i === 4 ? undefined : i, `new${i} after the commit`);
+    for (let i = 0; i < 10; i++) assert.equal(await urls.get(`old${i}`), i);
+
+    // A failed batch: its writes are gone, committed state reads as before.
+    urls.put('new0', -1);
+    urls.put('brand-new', 1);
+    urls.discard();
+    assert.equal(urls.pendingCount, 0);
+    assert.equal(await urls.get('new0'), 0);
+    assert.equal(await urls.get('brand-new'), undefined);
+  } finally {
+    await db.close();
+    removeDir(dir);
+  }
+});
