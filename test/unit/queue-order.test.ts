@@ -7,6 +7,7 @@
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { TaskStores } from '../../services/runtime/store.ts';
+import type { TaskStore } from '../../services/runtime/store.ts';
 import { QueueCache } from '../../services/scheduler/queue-cache.ts';
 import type { QueueOrder } from '../../services/scheduler/queue-cache.ts';
 import { compareQueueRanks, knownQueueKey, queueKey, queueOrder, queueRank, rescoredInverted } from '../../services/scheduler/state.ts';
@@ -62,6 +63,34 @@ describe('queue ranks', () => {
   });
 });
 
+/** Queues on real RocksDB stores, ordered on load by the scores a test keeps beside them. */
+interface QueueBench {
+  readonly store: TaskStore<string>;
+  readonly scores: Map<string, number>;
+  readonly keys: Map<string, string>;
+  readonly orderOf: QueueOrder;
+  /** Writes the store's pending entries to RocksDB as a commit does. */
+  commit(): Promise<void>;
+}
+
+async function withQueues(dir: string, fn: (q: QueueBench) => Promise<void>): Promise<void> {
+  const stores = await TaskStores.open(dir, 'scheduler', 0, ['queues']);
+  try {
+    const store = stores.store<string>('queues');
+    const scores = new Map<string, number>();
+    const keys = new Map<string, string>();
+    const orderOf: QueueOrder = async (host, stored) =>
+      stored.map((e) => queueOrder(host, e.key, { st: 'queued', q: keys.get(e.url), s: scores.get(e.url) ?? 0 }));
+    const commit = async (): Promise<void> => {
+      await stores.db.batch(store.pendingOps());
+      stores.committed();
+    };
+    await fn({ store, scores, keys, orderOf, commit });
+  } finally {
+    await stores.close();
+  }
+}
+
 describe('QueueCache', () => {
   let dir: string | undefined;
   afterEach(() => {
@@ -71,18 +100,7 @@ describe('QueueCache', () => {
 
   it('reorders in memory without a store write, and a reload gives the same order', async () => {
     dir = tempDir('meguri-queue-order-');
-    const stores = await TaskStores.open(dir, 'scheduler', 0, ['queues']);
-    try {
-      const store = stores.store<string>('queues');
-      const scores = new Map<string, number>();
-      const keys = new Map<string, string>();
-      const orderOf: QueueOrder = async (host, stored) =>
-        stored.map((e) => queueOrder(host, e.key, { st: 'queued', q: keys.get(e.url), s: scores.get(e.url) ?? 0 }));
-      const commit = async (): Promise<void> => {
-        await stores.db.batch(store.pendingOps());
-        stores.committed();
-      };
-
+    await withQueues(dir, async ({ store, scores, keys, orderOf, commit }) => {
       const first = new QueueCache(store, orderOf);
       await first.head(HOST); // loaded (empty), so adds go to memory too
       for (let i = 0; i < 20; i++) {
@@ -132,20 +150,12 @@ describe('QueueCache', () => {
       assert.equal(left.length, 19);
       assert.ok(!left.some((e) => e.url === url10), 'removed by the key it was queued under');
       for (let i = 1; i < left.length; i++) assert.ok(compareQueueRanks(left[i - 1]!.rank, left[i]!.rank) < 0, 'the list stays sorted');
-    } finally {
-      await stores.close();
-    }
+    });
   });
 
   it('keeps the order a fresh sort gives through many moves up and down, to both ends and in place', async () => {
     dir = tempDir('meguri-queue-moves-');
-    const stores = await TaskStores.open(dir, 'scheduler', 0, ['queues']);
-    try {
-      const store = stores.store<string>('queues');
-      const scores = new Map<string, number>();
-      const keys = new Map<string, string>();
-      const orderOf: QueueOrder = async (host, stored) =>
-        stored.map((e) => queueOrder(host, e.key, { st: 'queued', q: keys.get(e.url), s: scores.get(e.url) ?? 0 }));
+    await withQueues(dir, async ({ store, scores, keys, orderOf, commit }) => {
       const cache = new QueueCache(store, orderOf);
       await cache.head(HOST);
       const n = 60;
@@ -160,8 +170,7 @@ describe('QueueCache', () => {
       let seed = 7;
       const random = (): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
       const expected = async (): Promise<string[]> => (await new QueueCache(store, orderOf).all(HOST)).map((e) => e.url);
-      await stores.db.batch(store.pendingOps());
-      stores.committed();
+      await commit();
       for (let step = 0; step < 400; step++) {
         const url = `http://${HOST}/m${Math.floor(random() * n)}`;
         const pick = random();
@@ -174,8 +183,6 @@ describe('QueueCache', () => {
       const list = await cache.all(HOST);
       assert.equal(list.length, n);
       for (let i = 1; i < list.length; i++) assert.ok(compareQueueRanks(list[i - 1]!.rank, list[i]!.rank) < 0, 'sorted');
-    } finally {
-      await stores.close();
-    }
+    });
   });
 });
