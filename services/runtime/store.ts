@@ -174,19 +174,26 @@ export class TaskStore<V> implements KeyValueStore<V> {
 
   /** Adds an entry for a key not in memory, making room first when the map is full. */
   private insert(entry: Entry<V>): void {
-    if (this.cache.size >= this.cacheEntries) {
-      // From now on a key not in memory may be in RocksDB.
-      this.completeInMemory = false;
-      // Drop the oldest tenth in insertion order; cheap and good enough for a working set. The
-      // batch's own writes stay: they exist nowhere else until it commits.
-      let n = Math.max(1, Math.floor(this.cacheEntries / 10));
-      for (const [k, e] of this.cache) {
-        if (e.written === this.batch) continue;
-        this.cache.delete(k);
-        if (--n <= 0) break;
-      }
-    }
+    this.makeRoom();
     this.cache.set(entry.key, entry);
+  }
+
+  /**
+   * Drops the oldest tenth of the committed entries (insertion order; cheap and good enough for a
+   * working set) when they fill the budget. The batch's own writes exist nowhere else until it
+   * commits: they are never let go, and do not count, so a batch larger than the budget grows the
+   * map for its duration rather than rescanning it on every write.
+   */
+  private makeRoom(): void {
+    if (this.cache.size - this.dirty.length < this.cacheEntries) return;
+    // From now on a key not in memory may be in RocksDB.
+    this.completeInMemory = false;
+    let n = Math.max(1, Math.floor(this.cacheEntries / 10), this.cache.size - this.dirty.length - this.cacheEntries + 1);
+    for (const [k, e] of this.cache) {
+      if (e.written === this.batch) continue;
+      this.cache.delete(k);
+      if (--n <= 0) break;
+    }
   }
 
   /** Committed state read from RocksDB or the write-behind buffer. */
@@ -199,8 +206,8 @@ export class TaskStore<V> implements KeyValueStore<V> {
     const e = this.cache.get(key);
     if (e === undefined) {
       const entry: Entry<V> = { key, slot, written: this.batch };
-      this.dirty.push(entry);
       this.insert(entry);
+      this.dirty.push(entry);
     } else {
       e.slot = slot;
       if (e.written !== this.batch) {
@@ -243,6 +250,8 @@ export class TaskStore<V> implements KeyValueStore<V> {
     this.dirty = [];
     this.batch++;
     this.encoded = undefined;
+    // A batch larger than the budget left the map over it.
+    this.makeRoom();
   }
 
   /**
