@@ -18,7 +18,7 @@
  */
 import type { z } from 'zod';
 
-/** True: zod accepts `value` and returns it unchanged. False: ask zod. */
+/** True: zod accepts `value` and returns it unchanged. False: ask zod (also when a check throws). */
 export type Conforms = (value: unknown) => boolean;
 
 /** The part of zod 4's internals read here: every schema and check has `_zod.def`. */
@@ -245,5 +245,13 @@ function generate(schema: Node): Conforms | undefined {
   if (root === undefined) return undefined;
   // Generated from the schema's own definition (no outside text): the same technique zod uses.
   const make = new Function('c', 'isPlainObject', `'use strict';\n${g.functions.join('\n')}\nreturn ${root};`) as (c: readonly unknown[], isPlain: typeof isPlainObject) => Conforms;
-  return make(g.constants, isPlainObject);
+  const test = make(g.constants, isPlainObject);
+  // A refinement that throws is zod's to report.
+  return (value) => {
+    try {
+      return test(value);
+    } catch {
+      return false;
+    }
+  };
 }

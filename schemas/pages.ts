@@ -201,11 +201,7 @@ export function decodePageRecord(value: Buffer, options: { validate?: boolean } 
 
 /** The compiled test of pageRecord (schemas/conformance.ts): passed, zod would return the fields as they are. */
 function conforms(fields: Record<string, unknown>): boolean {
-  try {
-    return conformanceOf(pageRecord)?.(fields) === true;
-  } catch {
-    return false;
-  }
+  return conformanceOf(pageRecord)?.(fields) === true;
 }
 
 /** Like decodePageRecord, as a result instead of a throw (for readers that skip bad records). */

@@ -26,9 +26,10 @@ function decodeValue(value: Buffer | null, codec: ValueCodec | undefined): { ok:
 export function validateInput<In>(schema: z.ZodType | undefined, record: LogRecord, codec?: ValueCodec): Validated<In> {
   const decoded = decodeValue(record.value, codec);
   if (!decoded.ok) return { ok: false, code: 'MEGURI_ERR_DECODE', reason: decoded.reason };
+  // A value the schema's compiled test passes is one zod would return unchanged (conformance.ts).
   // Validation is for records from outside this process's services: one a service emitted and the
   // embedded log handed over from memory was built within its schema by typed code.
-  if (!schema || record.conforms === true || conformsFast(schema, decoded.value)) return { ok: true, input: { ...record, value: decoded.value as In } };
+  if (!schema || record.conforms === true || conformanceOf(schema)?.(decoded.value) === true) return { ok: true, input: { ...record, value: decoded.value as In } };
   const parsed = schema.safeParse(decoded.value);
   if (!parsed.success) {
     const reason = parsed.error.issues
@@ -38,18 +39,4 @@ export function validateInput<In>(schema: z.ZodType | undefined, record: LogReco
     return { ok: false, code: 'MEGURI_ERR_SCHEMA', reason };
   }
   return { ok: true, input: { ...record, value: parsed.data as In } };
-}
-
-/**
- * The compiled test (conformance.ts): a value it passes is one zod would return unchanged, without
- * zod's copy of it. Anything else, and any throw, goes to zod for its verdict and its message.
- */
-function conformsFast(schema: z.ZodType, value: unknown): boolean {
-  const test = conformanceOf(schema);
-  if (test === undefined) return false;
-  try {
-    return test(value);
-  } catch {
-    return false;
-  }
 }

@@ -201,6 +201,9 @@ test('what zod would strip, refuse or only reach through its own rules is left t
   assert.equal(pages({ ...page, headers: JSON.parse('{"__proto__":"x"}') }), false, 'a __proto__ header');
   assert.equal(pages({ ...page, body: 'text' }), false, 'a body that is not bytes');
 
+  const throwing = z.object({ a: z.string().refine(() => { throw new Error('refinement broke'); }) });
+  assert.equal(conformanceOf(throwing)!({ a: 'x' }), false, 'a refinement that throws is left to zod');
+
   for (const schema of [
     z.string().trim(),
     z.string().email(),
