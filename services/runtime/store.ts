@@ -46,6 +46,12 @@ export interface KeyValueStore<V> {
    * answered from memory. Processors call it with every key a batch will touch.
    */
   prefetch(keys: Iterable<string>): Promise<void>;
+  /**
+   * True while every key of the store is in memory (a store that was empty when its task opened,
+   * until its cache first lets an entry go): prefetch() has nothing to load then, and a caller can
+   * skip gathering the keys for it.
+   */
+  readonly knownCompletely: boolean;
 }
 
 const STORE_PREFIX = 's:';
@@ -97,6 +103,12 @@ export class TaskStore<V> implements KeyValueStore<V> {
   private dirty: Entry<V>[] = [];
   /** Number of the batch in progress (Entry.written); a commit or a discard starts the next. */
   private batch = 1;
+  /**
+   * The entry of the key last read or written. A processor reads a key and then writes it (a link
+   * to a known URL updates its state), and the write finds the entry here instead of in a map of
+   * 100,000 keys. Cleared whenever an entry leaves the map.
+   */
+  private recent: Entry<V> | undefined;
   /** The writes serialised for the changelog and RocksDB; built at commit, dropped on any write. */
   private encoded: Map<string, Buffer | null> | undefined;
   /** Committed writes not yet in RocksDB (null = delete), and the changelog offset they reach. */
@@ -176,6 +188,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
   private insert(entry: Entry<V>): void {
     this.makeRoom();
     this.cache.set(entry.key, entry);
+    this.recent = entry;
   }
 
   /**
@@ -188,6 +201,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
     if (this.cache.size - this.dirty.length < this.cacheEntries) return;
     // From now on a key not in memory may be in RocksDB.
     this.completeInMemory = false;
+    this.recent = undefined;
     let n = Math.max(1, Math.floor(this.cacheEntries / 10), this.cache.size - this.dirty.length - this.cacheEntries + 1);
     for (const [k, e] of this.cache) {
       if (e.written === this.batch) continue;
@@ -203,7 +217,8 @@ export class TaskStore<V> implements KeyValueStore<V> {
 
   /** A write of the batch in progress. */
   private write(key: string, slot: Slot<V>): void {
-    const e = this.cache.get(key);
+    const recent = this.recent;
+    const e = recent !== undefined && recent.key === key ? recent : this.cache.get(key);
     if (e === undefined) {
       const entry: Entry<V> = { key, slot, written: this.batch };
       this.insert(entry);
@@ -241,6 +256,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
 
   /** After a successful commit whose writes the caller put in RocksDB (pendingOps): they become the cached committed state. */
   committed(): void {
+    this.recent = undefined;
     for (const e of this.dirty) {
       // Known completely, a deleted key needs no entry to read as absent (a host's dispatched
       // queue entries would otherwise fill the cache with them).
@@ -303,6 +319,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
     this.batch++;
     this.encoded = undefined;
     this.cache.clear();
+    this.recent = undefined;
     this.completeInMemory = false;
   }
 
@@ -312,13 +329,19 @@ export class TaskStore<V> implements KeyValueStore<V> {
 
   peek(key: string): V | undefined | typeof NOT_IN_MEMORY {
     const e = this.cache.get(key);
-    if (e !== undefined) return valueOf(e.slot);
+    if (e !== undefined) {
+      this.recent = e;
+      return valueOf(e.slot);
+    }
     return this.completeInMemory ? undefined : NOT_IN_MEMORY;
   }
 
   async get(key: string): Promise<V | undefined> {
     const e = this.cache.get(key);
-    if (e !== undefined) return valueOf(e.slot);
+    if (e !== undefined) {
+      this.recent = e;
+      return valueOf(e.slot);
+    }
     if (this.completeInMemory) return undefined;
     const waiting = this.unappliedRaw(key);
     const raw = waiting !== undefined ? (waiting ?? undefined) : await this.db.get(this.encodeKey(key));
@@ -438,6 +461,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
   async wipe(): Promise<void> {
     this.completeInMemory = false;
     this.cache.clear();
+    this.recent = undefined;
     // The batch's writes stay readable, as they stay to be committed.
     for (const e of this.dirty) this.cache.set(e.key, e);
     this.unapplied.clear();

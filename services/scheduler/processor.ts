@@ -164,17 +164,20 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     await Promise.all([p.urls.prefetch(urls), p.hosts.prefetch(hosts)]);
     // Template counts are read for new URLs only (most links of a long crawl go to known URLs);
     // templateKeys[i] keeps the key for the admission below (building one takes microseconds).
-    const ledgerKeys: string[] = [];
+    // While the queue store holds every key in memory (a new crawl) there is nothing to read.
     const templateKeys: (string | undefined)[] = new Array<string | undefined>(values.length);
-    for (let i = 0; i < values.length; i++) {
-      const v = values[i]!;
-      if (v.type === 'outcome' || (v.type === 'link' && v.propagated)) continue;
-      let known = p.urls.peek(v.url);
-      if (known === NOT_IN_MEMORY) known = await p.urls.get(v.url);
-      if (known === undefined) ledgerKeys.push((templateKeys[i] = templateKey(hostKeys[i]!, v.url)));
+    if (!p.queueStore.knownCompletely) {
+      const ledgerKeys: string[] = [];
+      for (let i = 0; i < values.length; i++) {
+        const v = values[i]!;
+        if (v.type === 'outcome' || (v.type === 'link' && v.propagated)) continue;
+        let known = p.urls.peek(v.url);
+        if (known === NOT_IN_MEMORY) known = await p.urls.get(v.url);
+        if (known === undefined) ledgerKeys.push((templateKeys[i] = templateKey(hostKeys[i]!, v.url)));
+      }
+      for (const host of hosts) ledgerKeys.push(SITE_PREFIX + siteCapKey(host, p.politeness, siteOf));
+      await p.queueStore.prefetch(ledgerKeys);
     }
-    for (const host of hosts) ledgerKeys.push(SITE_PREFIX + siteCapKey(host, p.politeness, siteOf));
-    await p.queueStore.prefetch(ledgerKeys);
     for (let i = 0; i < values.length; i++) {
       const v = values[i]!;
       const headers = origins[i]!.headers;

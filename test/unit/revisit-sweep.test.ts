@@ -68,6 +68,9 @@ describe('revisit sweep on RocksDB', () => {
       put: (key, value) => queues.put(key, value),
       delete: (key) => queues.delete(key),
       prefetch: (keys) => queues.prefetch(keys),
+      get knownCompletely() {
+        return queues.knownCompletely;
+      },
       range: (query?: RangeQuery) => {
         if (query?.gte !== undefined && query.gte.startsWith(REVISIT_PREFIX)) sweepStarts.push(query.gte);
         return queues.range(query);

@@ -241,3 +241,72 @@ test('a batch that writes more keys than the cache holds keeps every write reada
     removeDir(dir);
   }
 });
+
+test('a write right after a read of the same key lands in the store, also when that key left memory in between', async () => {
+  const dir = tempDir('meguri-store-recent-');
+  const db = await RocksDb.open(dir);
+  const commitOne = async (s: TaskStore<number>): Promise<void> => {
+    await db.batch(s.pendingOps());
+    s.committed();
+  };
+  try {
+    const urls = new TaskStore<number>('urls', db, '', 4);
+    urls.put('a', 1);
+    await commitOne(urls);
+    // Read, then written: the new value is the one read back and committed.
+    assert.equal(await urls.get('a'), 1);
+    urls.put('a', 2);
+    assert.equal(urls.pendingCount, 1);
+    await commitOne(urls);
+    assert.equal(urls.peek('a'), 2);
+
+    // Read (without moving it in the map, where it is the oldest entry), then let go by the cache
+    // at the commit of a batch of four others, then written: the write must not go into the entry
+    // the map no longer holds.
+    for (let i = 0; i < 4; i++) urls.put(`c${i}`, i);
+    assert.equal(urls.peek('a'), 2);
+    await commitOne(urls);
+    assert.equal(urls.peek('a'), NOT_IN_MEMORY);
+    urls.put('a', 3);
+    assert.equal(urls.peek('a'), 3);
+    assert.deepEqual(urls.pendingOps(), [{ type: 'put', key: 's:urls\u0000a', value: '3' }]);
+    await commitOne(urls);
+    assert.equal(await urls.get('a'), 3);
+
+    // Read, deleted and committed (the entry goes with the commit of a known-absent key), written.
+    urls.delete('a');
+    await commitOne(urls);
+    assert.equal(await urls.get('a'), undefined);
+    urls.put('a', 4);
+    assert.equal(urls.pendingCount, 1);
+    await commitOne(urls);
+    assert.equal(await urls.get('a'), 4);
+
+    // Read, then the batch fails (the map is dropped), then written in the next batch.
+    assert.equal(urls.peek('a'), 4);
+    urls.discard();
+    urls.put('a', 5);
+    assert.equal(urls.peek('a'), 5);
+    assert.equal(urls.pendingCount, 1);
+    await commitOne(urls);
+    assert.equal(await urls.get('a'), 5);
+    const stored = await db.get(Buffer.from('s:urls\u0000a', 'utf8'));
+    assert.equal(stored?.toString('utf8'), '5');
+
+    // A store known completely drops a deleted key's entry at the commit: read, deleted,
+    // committed, then written again.
+    const hosts = new TaskStore<number>('hosts', db, '', 4);
+    assert.equal(await hosts.noteIfEmpty(), true);
+    hosts.put('h', 1);
+    await commitOne(hosts);
+    hosts.delete('h');
+    await commitOne(hosts);
+    assert.equal(hosts.peek('h'), undefined);
+    hosts.put('h', 2);
+    assert.equal(hosts.peek('h'), 2);
+    assert.equal(hosts.pendingCount, 1);
+  } finally {
+    await db.close();
+    removeDir(dir);
+  }
+});
