@@ -15,9 +15,22 @@ export interface KeyedLinks {
   readonly value: DiscoveredLink | LinkBundle;
 }
 
-/** Fields a bundle shares: links agreeing on all of them (and on the target host) are packed together. */
-function sharedKey(l: DiscoveredLink): string {
-  return `${l.source}\u0000${l.depth}\u0000${l.cgiHops}\u0000${l.sameSite ? 1 : 0}\u0000${l.foundAt}\u0000${l.propagated ? 1 : 0}\u0000${l.startSite ?? ''}\u0000${l.via ?? ''}`;
+/**
+ * Whether two links agree on every field a bundle shares (links agreeing on all of them, and on the
+ * target host, are packed together). Compared field by field: a string key per link, hashed in a
+ * map, cost more than the rest of the packing.
+ */
+function sameShared(a: DiscoveredLink, b: DiscoveredLink): boolean {
+  return (
+    a.source === b.source &&
+    a.depth === b.depth &&
+    a.cgiHops === b.cgiHops &&
+    !a.sameSite === !b.sameSite &&
+    a.foundAt === b.foundAt &&
+    !a.propagated === !b.propagated &&
+    (a.startSite ?? '') === (b.startSite ?? '') &&
+    (a.via ?? '') === (b.via ?? '')
+  );
 }
 
 /** The fields that differ from link to link, copied between a link and its bundle target. */
@@ -62,7 +75,9 @@ function bundleOf(first: DiscoveredLink, targets: BundleTarget[]): LinkBundle {
  * host first appears; a host with a single link, and every redirect target, stays a `link` record.
  */
 export function packLinks(links: readonly DiscoveredLink[]): KeyedLinks[] {
-  const groups = new Map<string, { key: string; links: DiscoveredLink[] }>();
+  // Groups in the order they were begun; a host's groups (nearly always one) found by its key.
+  const groups: { key: string; links: DiscoveredLink[] }[] = [];
+  const byHost = new Map<string, { key: string; links: DiscoveredLink[] }[]>();
   const out: KeyedLinks[] = [];
   for (const l of links) {
     const key = hostKey(l.url);
@@ -70,12 +85,17 @@ export function packLinks(links: readonly DiscoveredLink[]): KeyedLinks[] {
       out.push({ key, value: l });
       continue;
     }
-    const g = `${key}\u0001${sharedKey(l)}`;
-    let group = groups.get(g);
-    if (!group) groups.set(g, (group = { key, links: [] }));
+    let hostGroups = byHost.get(key);
+    if (!hostGroups) byHost.set(key, (hostGroups = []));
+    let group = hostGroups.find((g) => sameShared(g.links[0]!, l));
+    if (!group) {
+      group = { key, links: [] };
+      hostGroups.push(group);
+      groups.push(group);
+    }
     group.links.push(l);
   }
-  for (const { key, links: group } of groups.values()) {
+  for (const { key, links: group } of groups) {
     if (group.length === 1) {
       out.push({ key, value: group[0]! });
       continue;

@@ -53,3 +53,49 @@ test('a bundle with no targets, or a target that is not an http(s) URL, is not a
   assert.equal(linksRecord.safeParse({ ...bundle, targets: [{ url: 'ftp://a.test/' }] }).success, false);
   assert.equal(linksRecord.safeParse({ ...bundle, targets: [{ url: 'http://a.test/x' }] }).success, true);
 });
+
+test('bundles group exactly the links that agree on host and every shared field, in the order the groups begin', () => {
+  // Reference: a group per (host, shared fields written out as a string), in first-appearance order.
+  const reference = (links: readonly DiscoveredLink[]): string[][] => {
+    const groups = new Map<string, string[]>();
+    for (const l of links) {
+      if (l.redirect !== undefined) continue;
+      const host = new URL(l.url).host;
+      const shared = [host, l.source, l.depth, l.cgiHops, l.sameSite ? 1 : 0, l.foundAt, l.propagated ? 1 : 0, l.startSite ?? '', l.via ?? ''].join('\u0000');
+      groups.set(shared, [...(groups.get(shared) ?? []), l.url]);
+    }
+    return [...groups.values()];
+  };
+  let seed = 7;
+  const pick = <T>(xs: readonly T[]): T => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return xs[seed % xs.length]!;
+  };
+  for (let round = 0; round < 200; round++) {
+    const links = Array.from({ length: 1 + (round % 30) }, (_, i): DiscoveredLink => {
+      const link: DiscoveredLink = {
+        ...base,
+        url: `http://${pick(['a.test', 'b.test', 'c.test:81'])}/${round}/${i}`,
+        source: pick(['http://a.test/p', 'http://b.test/q']),
+        depth: pick([1, 2]),
+        cgiHops: pick([0, 0, 1]),
+        sameSite: pick([true, false]),
+        foundAt: pick([1000, 1000, 2000]),
+      };
+      const propagated = pick([undefined, true, false]);
+      if (propagated !== undefined) link.propagated = propagated;
+      const startSite = pick([undefined, '', 'a.test']);
+      if (startSite !== undefined) link.startSite = startSite;
+      const via = pick([undefined, 'sitemap', '']);
+      if (via !== undefined) link.via = via as DiscoveredLink['via'];
+      if (pick([0, 0, 0, 0, 0, 1]) === 1) link.redirect = [{ url: `http://a.test/old/${i}`, status: 301 }];
+      return link;
+    });
+    const packed = packLinks(links).filter((r) => r.value.type === 'links' || r.value.redirect === undefined);
+    assert.deepEqual(
+      packed.map((r) => linksOf(r.value).map((l) => l.url)),
+      reference(links),
+      `round ${round}`,
+    );
+  }
+});
