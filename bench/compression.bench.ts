@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { request } from 'undici';
 import { SCHEMA_VERSION, encodePageRecord } from '../schemas/index.ts';
 import { SimWeb } from '../services/simweb/index.ts';
-import { KafkaTransport } from '../services/runtime/index.ts';
+import { KafkaTransport } from '../services/runtime/kafka/kafka-transport.ts';
 import { kafkajs } from '../services/runtime/kafka/kafkajs.ts';
 import { DEFAULT_GZIP_LEVEL, gzipCodec } from '../services/runtime/kafka/gzip-codec.ts';
 import { machineInfo, machineLine } from './machine.ts';

@@ -1,7 +1,7 @@
 /** `meguri topics create|describe`: the topology applied to and compared with a Kafka cluster. */
 import { topics as topologyTopics, services, kafkaTopicConfig, changelogSpec, CLUSTER_REPLICATION } from '../../topology/index.ts';
 import type { Replication, TopicSpec } from '../../topology/index.ts';
-import { KafkaTransport, loadRuntimeConfig, replicationProblem, ReplicationError } from '../runtime/index.ts';
+import { loadKafkaTransport, loadRuntimeConfig, replicationProblem, ReplicationError } from '../runtime/index.ts';
 import type { RuntimeConfig } from '../runtime/index.ts';
 
 function brokers(flag: string | undefined): string[] {
@@ -60,7 +60,7 @@ export function plannedTopics(prefix: string, partitions: number): (TopicSpec & 
 export async function topicsCreate(flags: { kafka?: string; topicPrefix: string; partitions: number } & ReplicationFlags): Promise<void> {
   const config = loadRuntimeConfig({ transport: 'kafka', ...(flags.kafka ? { kafkaBrokers: flags.kafka } : {}) });
   const { replication } = chooseReplication(flags, config);
-  const transport = new KafkaTransport({ brokers: config.kafkaBrokers, replication });
+  const transport = new (await loadKafkaTransport())({ brokers: config.kafkaBrokers, replication });
   try {
     const planned = plannedTopics(flags.topicPrefix, flags.partitions);
     const before = new Set(await transport.listTopics());
@@ -80,7 +80,7 @@ export async function topicsDescribe(flags: { kafka?: string; topicPrefix: strin
   const writers = (name: string): string[] => services.filter((s) => s.writes.includes(name)).map((s) => s.name);
   const live = new Map<string, { partitions: { partition: number; low: number; high: number }[]; config: Record<string, string> }>();
   if (flags.kafka || process.env.MEGURI_KAFKA_BROKERS || process.env.KAFKA_BROKERS) {
-    const transport = new KafkaTransport({ brokers: brokers(flags.kafka) });
+    const transport = new (await loadKafkaTransport())({ brokers: brokers(flags.kafka) });
     try {
       for (const t of planned) {
         const d = await transport.describeTopic(t.physical);

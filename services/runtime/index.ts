@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import type { Transport } from './transport.ts';
 import type { Logger } from './logger.ts';
 import type { Clock } from './clock.ts';
-import { KafkaTransport } from './kafka/kafka-transport.ts';
-import type { KafkaTransportOptions } from './kafka/kafka-transport.ts';
+import type { KafkaTransport, KafkaTransportOptions } from './kafka/kafka-transport.ts';
 import { EmbeddedTransport } from './embedded/index.ts';
 
 export type * from './transport.ts';
@@ -34,7 +33,8 @@ export { loadRuntimeConfig, describeConfig, ConfigError } from './config.ts';
 export type { RuntimeConfig } from './config.ts';
 export { startHealthServer, onShutdownSignal } from './host.ts';
 export { partitionForKey } from './partitioner.ts';
-export { KafkaTransport, EmbeddedTransport };
+export { EmbeddedTransport };
+export type { KafkaTransport, KafkaTransportOptions };
 export { ReplicationError, replicationForCluster, replicationProblem } from './kafka/replication.ts';
 export type { TopicReplication } from './kafka/replication.ts';
 
@@ -54,8 +54,17 @@ export interface TransportConfig {
   readonly gzipLevel?: number;
 }
 
+/**
+ * The Kafka transport's class, loaded on first use: kafkajs is some 150 modules, and a crawl on the
+ * embedded log (the default) never needs them.
+ */
+export async function loadKafkaTransport(): Promise<typeof KafkaTransport> {
+  return (await import('./kafka/kafka-transport.ts')).KafkaTransport;
+}
+
 export async function createTransport(config: TransportConfig): Promise<Transport> {
   if (config.transport === 'kafka') {
+    const KafkaTransport = await loadKafkaTransport();
     return new KafkaTransport({
       brokers: config.kafkaBrokers,
       ...(config.clientId ? { clientId: config.clientId } : {}),

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { KafkaTransport, ReplicationError } from '../../services/runtime/index.ts';
+import { ReplicationError } from '../../services/runtime/index.ts';
+import { KafkaTransport } from '../../services/runtime/kafka/kafka-transport.ts';
 import { kafkajs } from '../../services/runtime/kafka/kafkajs.ts';
 import { kafkaBrokers, removeDir, tempDir, uniquePrefix, waitFor } from '../support/transports.ts';
 

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { KafkaTransport } from '../../services/runtime/index.ts';
+import { KafkaTransport } from '../../services/runtime/kafka/kafka-transport.ts';
 import type { LogRecord } from '../../services/runtime/index.ts';
 import { kafkajs } from '../../services/runtime/kafka/kafkajs.ts';
 import type { Producer, Transaction } from 'kafkajs';

@@ -9,7 +9,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import kafkajs from 'kafkajs';
-import { StreamService, KafkaTransport, TaskMigratedError, startHealthServer, silentLogger } from '../../services/runtime/index.ts';
+import { StreamService, TaskMigratedError, startHealthServer, silentLogger } from '../../services/runtime/index.ts';
+import { KafkaTransport } from '../../services/runtime/kafka/kafka-transport.ts';
 import type { GroupMember, GroupMemberOptions, KeyValueDb, OutRecord, ServiceDefinition, Transport } from '../../services/runtime/index.ts';
 import { SCHEMA_VERSION, linksRecord, deadletterRecord, decodePageRecord } from '../../schemas/index.ts';
 import type { LinksRecord, PageRecord } from '../../schemas/index.ts';

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel, AssignerProtocol } from 'kafkajs';
 import type { Admin } from 'kafkajs';
 import { SimWeb } from '../../services/simweb/index.ts';
-import { KafkaTransport } from '../../services/runtime/index.ts';
+import { KafkaTransport } from '../../services/runtime/kafka/kafka-transport.ts';
 import { plannedTopics } from '../../services/cli/topics.ts';
 import { seedOutRecords, seedRecords } from '../../services/cli/crawl.ts';
 import { kafkaTopicConfig } from '../../topology/index.ts';
