@@ -244,15 +244,70 @@ export function urlResolver(base: string, opts?: NormalizeOptions): (raw: string
   const b = normalizeUrl(base, undefined, opts);
   if (!b.ok) return (raw) => normalizeUrl(raw, base, opts);
   const baseUrl = b.url;
-  const origin = baseUrl.slice(0, baseUrl.indexOf('/', baseUrl.indexOf('://') + 3));
+  const schemeEnd = baseUrl.indexOf('://');
+  const scheme = baseUrl.slice(0, schemeEnd + 1);
+  const origin = baseUrl.slice(0, baseUrl.indexOf('/', schemeEnd + 3));
   const maxLength = opts?.maxLength ?? MAX_URL_LENGTH;
+  // An alias file rewrites host names, which only normalizeUrl applies to a URL's own host.
+  const ownHosts = opts?.aliases === undefined;
+  const result = (url: string): NormalizeResult => (url.length > maxLength ? { ok: false, reason: 'too-long' } : { ok: true, url });
   return (raw) => {
-    if (raw.length <= maxLength && SIMPLE_ROOT_PATH.test(raw) && !raw.includes('/.')) {
-      const url = origin + raw;
-      return url.length > maxLength ? { ok: false, reason: 'too-long' } : { ok: true, url };
+    if (raw.length <= maxLength) {
+      const c = raw.charCodeAt(0);
+      if (c === 47 /* / */) {
+        if (SIMPLE_ROOT_PATH.test(raw) && !raw.includes('/.')) return result(origin + raw);
+        // Protocol-relative (`//host/path`): the page's scheme in front.
+        if (ownHosts && raw.charCodeAt(1) === 47) {
+          const absolute = scheme + raw;
+          const end = plainAbsoluteEnd(absolute);
+          if (end > 0) return result(absolute.slice(0, end));
+        }
+      } else if (c === 35 /* # */) {
+        // Only a fragment: the page itself (normalised URLs have none).
+        return { ok: true, url: baseUrl };
+      } else if (c === 104 /* h */ && ownHosts) {
+        const end = plainAbsoluteEnd(raw);
+        if (end > 0) return result(raw.slice(0, end));
+      }
     }
     return normalizeUrl(raw, baseUrl, opts);
   };
+}
+
+/**
+ * For an absolute URL that normalizeUrl would return as it is, up to its fragment —
+ * `http(s)://host[:port]/path[#fragment]` with a host name the WHATWG parser keeps as written,
+ * within DNS's limits, a port neither default nor padded, and a path of unreserved characters
+ * without dot segments, query or parameters — where the normalised URL ends (before the `#`);
+ * 0 for any other string, which then takes normalizeUrl.
+ */
+function plainAbsoluteEnd(raw: string): number {
+  const schemeLength = raw.startsWith('http://') ? 4 : raw.startsWith('https://') ? 5 : 0;
+  if (schemeLength === 0) return 0;
+  const hostStart = schemeLength + 3;
+  const slash = raw.indexOf('/', hostStart);
+  if (slash < 0) return 0;
+  const colon = raw.indexOf(':', hostStart);
+  const hostEnd = colon >= 0 && colon < slash ? colon : slash;
+  if (hostEnd === hostStart || hostEnd - hostStart > 253) return 0;
+  if (hostEnd !== slash && !plainPort(raw, colon + 1, slash, schemeLength)) return 0;
+  const hostName = raw.slice(hostStart, hostEnd);
+  if (!plainHostName(hostName) || longestLabel(hostName) > 63) return 0;
+  const hash = raw.indexOf('#', slash);
+  const end = hash < 0 ? raw.length : hash;
+  const path = raw.slice(slash, end);
+  return SIMPLE_ROOT_PATH.test(path) && !path.includes('/.') ? end : 0;
+}
+
+function longestLabel(host: string): number {
+  let longest = 0;
+  let start = 0;
+  for (let dot = host.indexOf('.'); ; dot = host.indexOf('.', start)) {
+    const end = dot < 0 ? host.length : dot;
+    if (end - start > longest) longest = end - start;
+    if (dot < 0) return longest;
+    start = dot + 1;
+  }
 }
 
 /**
@@ -298,7 +353,11 @@ function plainHostName(host: string): boolean {
     if (!digit && !(c >= 97 && c <= 122) && c !== 45 /* - */ && c !== 95 /* _ */) return false;
     if (!digit) numericLabel = false;
   }
-  if (!numericLabel) return true;
+  if (!numericLabel) {
+    // Two more the parser rewrites or rejects: a last label of 0x and hex digits (a number, so
+    // the name is read as IPv4) and punycode labels ("xn--", which it decodes to check).
+    return !/^0x[0-9a-f]*$/.test(host.slice(host.lastIndexOf('.') + 1)) && !host.includes('xn--');
+  }
   // An IPv4 address: only its canonical dotted-quad form is kept as written.
   const labels = host.split('.');
   return labels.length === 4 && labels.every((l) => /^(0|[1-9][0-9]{0,2})$/.test(l) && Number(l) <= 255);

@@ -169,6 +169,10 @@ test('hostOf answers like the WHATWG parser for every port form', () => {
     'ws://a.test:80/',
     'http://a.test:1:2/',
     'http://]:8/',
+    'http://a.0x7f:81/',
+    'http://a.0x:81/',
+    'http://xn--zz.test:81/',
+    'http://xn--nxasmq6b.test:81/',
   ];
   for (const url of urls) {
     let expected = '';
@@ -251,6 +255,27 @@ test('urlResolver gives the same results as normalizeUrl', () => {
     for (const o of [undefined, opts]) {
       const resolve = urlResolver(base, o);
       for (const raw of raws) assert.deepEqual(resolve(raw), normalizeUrl(raw, base, o), `${raw} against ${base}`);
+    }
+  }
+});
+
+test('urlResolver agrees with normalizeUrl on thousands of generated links', () => {
+  const schemes = ['http://', 'https://', 'HTTP://', '//', 'ftp://', 'http:/', 'http:\\\\', ''];
+  const hosts = ['a.test', 'h5.sim.test', 'A.test', 'a.test.', 'a..test', '1.2.3.4', '1.2.3', '01.2.3.4', 'a.0x7f', '0x7f', 'a.7f', 'xn--nxasmq6b.test', 'xn--zz.test', 'a_b.test', '-a-.test', 'user@a.test', 'u:p@a.test', '[::1]', 'a%41.test', 'a b.test', 'é.test', `${'l'.repeat(63)}.test`, `${'l'.repeat(64)}.test`, `${'abcdefghi.'.repeat(25)}test`, `${'abcdefghi.'.repeat(26)}test`, ''];
+  const ports = ['', ':8080', ':80', ':443', ':08080', ':65535', ':65536', ':', ':x'];
+  const paths = ['/', '/p/1.html', '/p//x', '/a/./b', '/a/../b', '/.well-known/x', '/x/.', '/a%2e/b', '/%7euser', '/q?x=1', '/q?', '/m;jsessionid=1', '/with space', '/tab\there', '/u/ü', '/A-Z_~.x', '', '\\back'];
+  const tails = ['', '#', '#frag', '#f r a g', '  ', '\n'];
+  const bases = ['http://h1.sim.test:8080/dir/page.html', 'https://example.com/a?b=1', 'http://example.com/'];
+  let seed = 17;
+  const pick = <T>(xs: readonly T[]): T => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return xs[(seed >>> 8) % xs.length]!;
+  };
+  for (const base of bases) {
+    const resolve = urlResolver(base);
+    for (let i = 0; i < 3000; i++) {
+      const raw = i % 50 === 0 ? pick(tails) + pick(paths) : pick(schemes) + pick(hosts) + pick(ports) + pick(paths) + pick(tails);
+      assert.deepEqual(resolve(raw), normalizeUrl(raw, base), `${JSON.stringify(raw)} against ${base}`);
     }
   }
 });
