@@ -26,6 +26,7 @@
  * instead so the fingerprint still reflects something.
  */
 import { Parser } from 'htmlparser2';
+import { decodeHTML, decodeHTMLAttribute } from 'entities';
 import { normalizeUrl, urlResolver, type NormalizeOptions } from '../common/url.ts';
 
 export type LinkTag = 'a' | 'area' | 'link' | 'frame' | 'iframe' | 'refresh';
@@ -175,6 +176,17 @@ const F_BREAK = 32; // block-level: separates words
 
 /** Extracts everything the parser needs from one HTML page. Never throws on malformed HTML. */
 export function extractPage(html: string, pageUrl: string, opts: ExtractOptions = {}): Extracted {
+  return extractPageDecoding(html, pageUrl, opts, false);
+}
+
+/**
+ * extractPage with character references decoded by htmlparser2's tokenizer as it reads
+ * (`inTokenizer`), or afterwards, in the text nodes and attribute values that hold an '&' (what
+ * extractPage does: the tokenizer then skips through text to the next '<' instead of stepping a
+ * character at a time, a third of a simulated page's parse time). Both decode with the same
+ * decoder (entities, which htmlparser2 uses) in the same modes; a test holds them equal.
+ */
+export function extractPageDecoding(html: string, pageUrl: string, opts: ExtractOptions, inTokenizer: boolean): Extracted {
   const botToken = (opts.botToken ?? 'meguri').toLowerCase();
   const maxText = opts.maxTextChars ?? DEFAULT_MAX_TEXT;
   const maxLinks = opts.maxLinks ?? DEFAULT_MAX_LINKS;
@@ -212,6 +224,12 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions 
   const parser = new Parser(
     {
       onopentag(name, attribs) {
+        if (!inTokenizer) {
+          for (const key in attribs) {
+            const value = attribs[key]!;
+            if (value.indexOf('&') >= 0) attribs[key] = decodeHTMLAttribute(value);
+          }
+        }
         let flags = 0;
         const info = TAG_INFO.get(name) ?? 0;
         if (info & T_SPECIAL) {
@@ -322,12 +340,15 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions 
         stack.push(flags);
       },
 
-      ontext(data) {
+      ontext(raw) {
+        if (titleDepth === 0 && hiddenDepth > 0) return;
+        // Undecoded, a text node comes whole (it ends at the next tag, which no reference spans)
+        // and decodes as the tokenizer would have decoded it piece by piece.
+        const data = inTokenizer || raw.indexOf('&') < 0 ? raw : decodeHTML(raw);
         if (titleDepth > 0) {
           if (titleBuf.length < MAX_TITLE_CHARS * 2) titleBuf += data;
           return;
         }
-        if (hiddenDepth > 0) return;
         if (anchorOcc !== null && anchorLen < MAX_ANCHOR_CHARS * 2) {
           anchorOcc.anchor += data;
           anchorLen += data.length;
@@ -365,7 +386,7 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions 
         }
       },
     },
-    { decodeEntities: true },
+    { decodeEntities: inTokenizer },
   );
 
   try {
