@@ -340,11 +340,13 @@ function plainPort(url: string, from: number, to: number, schemeEnd: number): bo
  */
 function plainHostName(host: string): boolean {
   let labelStart = 0;
+  let lastLabel = 0;
   let numericLabel = true;
   for (let i = 0; i <= host.length; i++) {
     const c = i < host.length ? host.charCodeAt(i) : 46; /* . ends the last label */
     if (c === 46) {
       if (i === labelStart) return false; // empty label
+      lastLabel = labelStart;
       labelStart = i + 1;
       if (i < host.length) numericLabel = true;
       continue;
@@ -356,11 +358,21 @@ function plainHostName(host: string): boolean {
   if (!numericLabel) {
     // Two more the parser rewrites or rejects: a last label of 0x and hex digits (a number, so
     // the name is read as IPv4) and punycode labels ("xn--", which it decodes to check).
-    return !/^0x[0-9a-f]*$/.test(host.slice(host.lastIndexOf('.') + 1)) && !host.includes('xn--');
+    return !isHexNumber(host, lastLabel) && !host.includes('xn--');
   }
   // An IPv4 address: only its canonical dotted-quad form is kept as written.
   const labels = host.split('.');
   return labels.length === 4 && labels.every((l) => /^(0|[1-9][0-9]{0,2})$/.test(l) && Number(l) <= 255);
+}
+
+/** Whether host[from..] is 0x followed by hex digits only (lower case, as plainHostName allows). */
+function isHexNumber(host: string, from: number): boolean {
+  if (host.charCodeAt(from) !== 48 /* 0 */ || host.charCodeAt(from + 1) !== 120 /* x */) return false;
+  for (let i = from + 2; i < host.length; i++) {
+    const c = host.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
 }
 
 export function hostOf(url: string): string {
