@@ -15,12 +15,16 @@
  * no path to them); loadEldTables() checks their shape, and openDetector() falls back to
  * `eld.detect()` when they cannot be read or used.
  */
+import { readFile } from 'node:fs/promises';
 
 export interface EldTables {
   /** Language codes by ELD's language number. */
   languages: readonly string[];
-  /** n-gram (one character per UTF-8 byte, see byteChars) → language number → score. */
-  ngrams: Readonly<Record<string, Readonly<Record<string, number>> | undefined>>;
+  /**
+   * An n-gram's entry (one character per UTF-8 byte, see byteChars): its (language number, score)
+   * pairs one after the other, or undefined for an n-gram ELD does not know.
+   */
+  ngram(gram: string): readonly number[] | undefined;
   /** The character ELD writes for each byte value 0–255. */
   byteChars: readonly string[];
   /** ELD's separator pattern: runs of non-letters, each replaced by one space. */
@@ -61,7 +65,7 @@ export interface LanguageDetector {
 
 /** A detector over `tables`; `cachedNgrams` bounds the Map of compiled entries. */
 export function createDetector(tables: EldTables, cachedNgrams = DEFAULT_CACHED_NGRAMS): LanguageDetector {
-  const { languages, ngrams, byteChars: dict, separators, averageScores } = tables;
+  const { languages, ngram, byteChars: dict, separators, averageScores } = tables;
   const count = languages.length;
   if (count >= PAIRS_PER_ENTRY) throw new RangeError(`${count} languages: at most ${PAIRS_PER_ENTRY - 1}`);
   const scores = new Float64Array(count);
@@ -76,18 +80,18 @@ export function createDetector(tables: EldTables, cachedNgrams = DEFAULT_CACHED_
   function entryOf(gram: string): number {
     const hit = compiled.get(gram);
     if (hit !== undefined) return hit;
-    const byLanguage = ngrams[gram];
+    const pairs = ngram(gram);
     let entry = 0;
-    if (byLanguage !== undefined) {
+    if (pairs !== undefined) {
       const start = used;
-      for (const lang in byLanguage) {
+      for (let p = 0; p < pairs.length; p += 2) {
         if (used + 2 > pool.length) {
           const grown = new Int32Array(pool.length * 2);
           grown.set(pool);
           pool = grown;
         }
-        pool[used++] = Number(lang);
-        pool[used++] = byLanguage[lang]! + BASE_NGRAM_SCORE;
+        pool[used++] = pairs[p]!;
+        pool[used++] = pairs[p + 1]! + BASE_NGRAM_SCORE;
       }
       entry = (start / 2) * PAIRS_PER_ENTRY + (used - start) / 2;
       // not kept: its pairs are read once from the end of the pool, then overwritten
@@ -228,37 +232,156 @@ function isRecord(x: unknown): x is Record<string, unknown> {
 }
 
 /**
- * ELD's small tables, imported from the files beside the `eld/small` entry. Rejects when a file is
- * missing or not of the expected shape (another ELD version).
+ * ELD's n-gram table as plain arrays: the n-grams, and their (language, score) pairs end to end.
+ * Its JSON loads in about a tenth of the time of ELD's 1.6 MB module of 81,000 small objects (some
+ * 260–600 ms of CPU in every parse worker); scripts/build.mjs writes it into dist/ beside the
+ * compiled detector (COMPACT_NGRAMS_FILE), stamped with the ELD version it was made from.
  */
-export async function loadEldTables(): Promise<EldTables> {
+export interface CompactNgrams {
+  readonly eld: string;
+  /** Language codes by ELD's language number. */
+  readonly languages: readonly string[];
+  readonly grams: readonly string[];
+  /** Where the pairs of grams[i] end in `pairs`; those of grams[0] start at 0. */
+  readonly ends: readonly number[];
+  readonly pairs: readonly number[];
+}
+
+export const COMPACT_NGRAMS_FILE = 'eld-small-ngrams.json';
+
+/** ELD's n-gram module's data: language numbers and n-gram entries. */
+export interface EldNgramsData {
+  readonly languages: Readonly<Record<string, unknown>>;
+  readonly ngrams: Readonly<Record<string, Readonly<Record<string, number>>>>;
+}
+
+/** Language codes by number from ELD's numbering (0…n−1). */
+function languageList(byNumber: Readonly<Record<string, unknown>>): string[] {
+  const languages: string[] = [];
+  for (let l = 0; typeof byNumber[l] === 'string'; l++) languages.push(byNumber[l] as string);
+  if (languages.length !== Object.keys(byNumber).length) throw new Error('eld: language numbers are not 0…n−1');
+  return languages;
+}
+
+/** The compact form of ELD's n-gram data. */
+export function compactNgrams(data: EldNgramsData, eld: string): CompactNgrams {
+  const grams: string[] = [];
+  const ends: number[] = [];
+  const pairs: number[] = [];
+  for (const gram in data.ngrams) {
+    const byLanguage = data.ngrams[gram]!;
+    for (const lang in byLanguage) pairs.push(Number(lang), byLanguage[lang]!);
+    grams.push(gram);
+    ends.push(pairs.length);
+  }
+  return { eld, languages: languageList(data.languages), grams, ends, pairs };
+}
+
+/** EldTables.ngram over the compact form. */
+function compactLookup({ grams, ends, pairs }: CompactNgrams): EldTables['ngram'] {
+  const index = new Map<string, number>();
+  for (let i = 0; i < grams.length; i++) index.set(grams[i]!, i);
+  return (gram) => {
+    const i = index.get(gram);
+    return i === undefined ? undefined : pairs.slice(i === 0 ? 0 : ends[i - 1], ends[i]);
+  };
+}
+
+/** `tables` with their n-grams answered from the compact form (what a build's dist/ runs). */
+export function withCompactNgrams(tables: EldTables, compact: CompactNgrams): EldTables {
+  return { ...tables, languages: [...compact.languages], ngram: compactLookup(compact) };
+}
+
+/** EldTables.ngram over ELD's own objects. */
+function objectLookup(ngrams: Readonly<Record<string, Readonly<Record<string, number>> | undefined>>): EldTables['ngram'] {
+  return (gram) => {
+    const byLanguage = ngrams[gram];
+    if (byLanguage === undefined) return undefined;
+    const pairs: number[] = [];
+    for (const lang in byLanguage) pairs.push(Number(lang), byLanguage[lang]!);
+    return pairs;
+  };
+}
+
+function isCompactNgrams(x: unknown, eld: string): x is CompactNgrams {
+  if (!isRecord(x) || x['eld'] !== eld) return false;
+  const { languages, grams, ends, pairs } = x;
+  return Array.isArray(languages) && Array.isArray(grams) && Array.isArray(ends) && Array.isArray(pairs) && grams.length === ends.length && ends[ends.length - 1] === pairs.length;
+}
+
+/** The installed ELD's version, from the package.json two levels above its `eld/small` entry. */
+async function eldVersion(entry: string): Promise<string> {
+  const pkg: unknown = JSON.parse(await readFile(new URL('../../package.json', entry), 'utf8'));
+  if (!isRecord(pkg) || typeof pkg['version'] !== 'string') throw new Error('eld: no version in its package.json');
+  return pkg['version'];
+}
+
+/**
+ * The compact n-gram table written beside this module by the build, when it is there and was made
+ * from the installed ELD; undefined otherwise (running from the sources, or ELD changed since).
+ */
+async function readCompactNgrams(file: URL, eld: string): Promise<CompactNgrams | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const data: unknown = JSON.parse(text);
+  return isCompactNgrams(data, eld) ? data : undefined;
+}
+
+/** ELD's small n-gram data as its module has it (what compactNgrams() takes), and ELD's version. */
+export async function loadEldNgrams(): Promise<{ data: EldNgramsData; eld: string }> {
+  const entry = import.meta.resolve('eld/small');
+  const m: unknown = await import(new URL('../ngrams/small.js', entry).href);
+  return { data: ngramsDataOf(m), eld: await eldVersion(entry) };
+}
+
+function ngramsDataOf(module: unknown): EldNgramsData {
+  const data = isRecord(module) ? module['ngramsData'] : undefined;
+  if (!isRecord(data) || !isRecord(data['languages']) || !isRecord(data['ngrams'])) throw new Error('eld: unexpected n-gram data');
+  return data as unknown as EldNgramsData;
+}
+
+/**
+ * ELD's small tables, imported from the files beside the `eld/small` entry; the n-grams from the
+ * build's compact copy (`compactFile`, beside this module in dist/) when there is one made from this
+ * ELD version. Rejects when a file is missing or not of the expected shape (another ELD version).
+ */
+export async function loadEldTables(compactFile = new URL(`./${COMPACT_NGRAMS_FILE}`, import.meta.url)): Promise<EldTables> {
   const entry = import.meta.resolve('eld/small');
   const load = async (relative: string): Promise<Record<string, unknown>> => {
     const m: unknown = await import(new URL(relative, entry).href);
     if (!isRecord(m)) throw new Error(`eld: ${relative} is not a module`);
     return m;
   };
-  const [data, dictionary, patterns, averages] = await Promise.all([
-    load('../ngrams/small.js'),
+  const compact = await readCompactNgrams(compactFile, await eldVersion(entry));
+  const [ngramModule, dictionary, patterns, averages] = await Promise.all([
+    compact === undefined ? load('../ngrams/small.js') : undefined,
     load('../dictionary.js'),
     load('../regexPatterns.js'),
     load('../avgScore.js'),
   ]);
-  const ngramsData = data['ngramsData'];
   const byteChars = dictionary['dictionary'];
   const separators = patterns['separators'];
   const averageScores = averages['avgScore'];
-  if (!isRecord(ngramsData) || !isRecord(ngramsData['languages']) || !isRecord(ngramsData['ngrams'])) throw new Error('eld: unexpected n-gram data');
   if (!Array.isArray(byteChars) || byteChars.length !== 256 || !byteChars.every((c) => typeof c === 'string' && c.length === 1)) throw new Error('eld: unexpected byte dictionary');
   if (!(separators instanceof RegExp) || !separators.global) throw new Error('eld: unexpected separator pattern');
   if (!isRecord(averageScores)) throw new Error('eld: unexpected average scores');
-  const byNumber = ngramsData['languages'];
-  const languages: string[] = [];
-  for (let l = 0; typeof byNumber[l] === 'string'; l++) languages.push(byNumber[l] as string);
-  if (languages.length !== Object.keys(byNumber).length) throw new Error('eld: language numbers are not 0…n−1');
+  let languages: string[];
+  let ngram: EldTables['ngram'];
+  if (compact !== undefined) {
+    languages = [...compact.languages];
+    ngram = compactLookup(compact);
+  } else {
+    const data = ngramsDataOf(ngramModule);
+    languages = languageList(data.languages);
+    ngram = objectLookup(data.ngrams);
+  }
   return {
     languages,
-    ngrams: ngramsData['ngrams'] as EldTables['ngrams'],
+    ngram,
     byteChars: byteChars as string[],
     separators,
     averageScores: averageScores as Record<string, number>,

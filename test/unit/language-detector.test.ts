@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { eld } from 'eld/small';
-import { createDetector, loadEldTables, openDetector } from '../../services/parser/language-detector.ts';
+import { compactNgrams, createDetector, loadEldNgrams, loadEldTables, openDetector, withCompactNgrams } from '../../services/parser/language-detector.ts';
 import { extractPage } from '../../services/parser/extract.ts';
 import { detectText, languageDetectorKind, loadLanguageDetector } from '../../services/parser/language.ts';
 import { SimWebModel } from '../../services/simweb/model.ts';
@@ -102,4 +103,38 @@ test('without readable tables the parser falls back to eld.detect(), with the sa
     return { ...tables, languages: Array.from({ length: 200 }, (_, i) => `l${i}`) };
   });
   assert.equal(wrongShape.kind, 'eld');
+});
+
+test('over the compact n-gram table the build writes, the detector answers exactly as over ELD\'s module', async () => {
+  const tables = await loadEldTables();
+  const { data, eld: version } = await loadEldNgrams();
+  // Through JSON, as the build writes it and a worker reads it.
+  const compact = JSON.parse(JSON.stringify(compactNgrams(data, version))) as ReturnType<typeof compactNgrams>;
+  assert.equal(compact.grams.length, Object.keys(data.ngrams).length);
+  const fromModule = createDetector(tables);
+  const fromCompact = createDetector(withCompactNgrams(tables, compact));
+  for (const text of variedTexts()) {
+    assert.deepEqual(fromCompact.detect(text), fromModule.detect(text), text.slice(0, 80));
+    assert.deepEqual(fromCompact.scores(text), fromModule.scores(text), text.slice(0, 80));
+  }
+});
+
+test('the tables take the compact file when it was made from the installed ELD, and ELD\'s module otherwise', async () => {
+  const { data, eld: version } = await loadEldNgrams();
+  const compact = compactNgrams(data, version);
+  // A marked copy: the first n-gram scores far higher for language 0, which the scores then show.
+  const gram = compact.grams[0]!;
+  const marked = { ...compact, pairs: compact.pairs.map((v, i) => (i === 1 ? v + 1e6 : v)) };
+  const dir = mkdtempSync(path.join(tmpdir(), 'meguri-eld-'));
+  try {
+    const file = path.join(dir, 'ngrams.json');
+    const probe = (tables: Awaited<ReturnType<typeof loadEldTables>>): readonly number[] | undefined => tables.ngram(gram);
+    writeFileSync(file, JSON.stringify(marked));
+    assert.equal(probe(await loadEldTables(pathToFileURL(file)))![1], compact.pairs[1]! + 1e6, 'the compact file is read');
+    writeFileSync(file, JSON.stringify({ ...marked, eld: '0.0.1' }));
+    assert.equal(probe(await loadEldTables(pathToFileURL(file)))![1], compact.pairs[1], 'another ELD version: its module');
+    assert.equal(probe(await loadEldTables(pathToFileURL(path.join(dir, 'missing.json'))))![1], compact.pairs[1], 'no file: its module');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
