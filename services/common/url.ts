@@ -289,26 +289,15 @@ function plainAbsoluteEnd(raw: string): number {
   if (slash < 0) return 0;
   const colon = raw.indexOf(':', hostStart);
   const hostEnd = colon >= 0 && colon < slash ? colon : slash;
-  if (hostEnd === hostStart || hostEnd - hostStart > 253) return 0;
+  if (hostEnd === hostStart) return 0;
   if (hostEnd !== slash && !plainPort(raw, colon + 1, slash, schemeLength)) return 0;
-  const hostName = raw.slice(hostStart, hostEnd);
-  if (!plainHostName(hostName) || longestLabel(hostName) > 63) return 0;
+  if (!plainHostName(raw.slice(hostStart, hostEnd))) return 0;
   const hash = raw.indexOf('#', slash);
   const end = hash < 0 ? raw.length : hash;
   const path = raw.slice(slash, end);
   return SIMPLE_ROOT_PATH.test(path) && !path.includes('/.') ? end : 0;
 }
 
-function longestLabel(host: string): number {
-  let longest = 0;
-  let start = 0;
-  for (let dot = host.indexOf('.'); ; dot = host.indexOf('.', start)) {
-    const end = dot < 0 ? host.length : dot;
-    if (end - start > longest) longest = end - start;
-    if (dot < 0) return longest;
-    start = dot + 1;
-  }
-}
 
 /**
  * The host of an absolute http(s) URL: lower-case host name plus the port when it is not the
@@ -334,18 +323,20 @@ function plainPort(url: string, from: number, to: number, schemeEnd: number): bo
 }
 
 /**
- * A host name the WHATWG parser keeps as written: labels of [a-z0-9_-], none empty, and either a
- * last label that is not a number or a canonical dotted quad (other numeric forms are IPv4
- * shorthands the parser rewrites or rejects).
+ * A host name the WHATWG parser keeps as written, within DNS's limits: labels of [a-z0-9_-], none
+ * empty or over 63 characters, and either a last label that is not a number or a canonical dotted
+ * quad (other numeric forms are IPv4 shorthands the parser rewrites or rejects).
  */
 function plainHostName(host: string): boolean {
+  // DNS's limits (RFC 1035 §2.3.4), which normalizeUrl enforces: longer names are left to it.
+  if (host.length > 253) return false;
   let labelStart = 0;
   let lastLabel = 0;
   let numericLabel = true;
   for (let i = 0; i <= host.length; i++) {
     const c = i < host.length ? host.charCodeAt(i) : 46; /* . ends the last label */
     if (c === 46) {
-      if (i === labelStart) return false; // empty label
+      if (i === labelStart || i - labelStart > 63) return false; // empty or over-long label
       lastLabel = labelStart;
       labelStart = i + 1;
       if (i < host.length) numericLabel = true;

@@ -263,14 +263,19 @@ function languageList(byNumber: Readonly<Record<string, unknown>>): string[] {
   return languages;
 }
 
+/** Appends an n-gram's entry (language number → score) to `pairs` as (language, score) pairs. */
+function appendPairs(byLanguage: Readonly<Record<string, number>>, pairs: number[]): number[] {
+  for (const lang in byLanguage) pairs.push(Number(lang), byLanguage[lang]!);
+  return pairs;
+}
+
 /** The compact form of ELD's n-gram data. */
 export function compactNgrams(data: EldNgramsData, eld: string): CompactNgrams {
   const grams: string[] = [];
   const ends: number[] = [];
   const pairs: number[] = [];
   for (const gram in data.ngrams) {
-    const byLanguage = data.ngrams[gram]!;
-    for (const lang in byLanguage) pairs.push(Number(lang), byLanguage[lang]!);
+    appendPairs(data.ngrams[gram]!, pairs);
     grams.push(gram);
     ends.push(pairs.length);
   }
@@ -296,10 +301,7 @@ export function withCompactNgrams(tables: EldTables, compact: CompactNgrams): El
 function objectLookup(ngrams: Readonly<Record<string, Readonly<Record<string, number>> | undefined>>): EldTables['ngram'] {
   return (gram) => {
     const byLanguage = ngrams[gram];
-    if (byLanguage === undefined) return undefined;
-    const pairs: number[] = [];
-    for (const lang in byLanguage) pairs.push(Number(lang), byLanguage[lang]!);
-    return pairs;
+    return byLanguage === undefined ? undefined : appendPairs(byLanguage, []);
   };
 }
 

@@ -11,8 +11,8 @@
  * URLs' stored scores (`orderOf`).
  */
 import type { KeyValueStore } from '../runtime/index.ts';
-import { KNOWN_GROUP, queuePrefix, queueRank, rescoredInverted } from './state.ts';
-import type { QueueRank } from './state.ts';
+import { KNOWN_GROUP, compareQueueRanks, queuePrefix, queueRank, rescoredInverted } from './state.ts';
+import type { QueueRank, RankOrder } from './state.ts';
 
 export interface QueueEntry {
   /** Key of the entry in the `queues` store (the URL state's `q`). */
@@ -26,21 +26,11 @@ export interface QueueEntry {
 export type QueueOrder = (host: string, stored: readonly { readonly key: string; readonly url: string }[]) => Promise<QueueRank[]>;
 
 /**
- * An entry as the cache lists it: its rank's parts copied into the entry itself, so that the binary
- * searches of a host's list (two per re-scored URL, on nearly every link) read one object per step
- * instead of two scattered ones.
+ * An entry as the cache lists it: its rank's ordering parts copied into the entry itself (`inverted`
+ * kept equal to rank.inverted), so that the binary searches of a host's list (two per re-scored URL,
+ * on nearly every link) read one object per step instead of two scattered ones.
  */
-interface Listed extends QueueEntry {
-  readonly group: number;
-  /** rank.inverted, kept equal to it. */
-  inverted: number;
-  readonly seq: number;
-}
-
-/** The order of the list: compareQueueRanks (state.ts) of the entries' ranks, read from the entries. */
-function compareListed(a: Listed, b: Pick<Listed, 'group' | 'inverted' | 'seq'>): number {
-  return a.group - b.group || a.inverted - b.inverted || a.seq - b.seq;
-}
+interface Listed extends QueueEntry, RankOrder {}
 
 function listed(key: string, url: string, rank: QueueRank): Listed {
   return { key, url, rank, group: rank.group, inverted: rank.inverted, seq: rank.seq };
@@ -80,7 +70,7 @@ export class QueueCache {
     queue = this.hosts.get(host);
     if (queue) return queue;
     const list = stored.map((e, i) => listed(e.key, e.url, ranks[i] ?? queueRank(host, e.key)));
-    list.sort(compareListed);
+    list.sort(compareQueueRanks);
     queue = { list, byKey: new Map(list.map((e) => [e.key, e])) };
     this.hosts.set(host, queue);
     this.entries += list.length;
@@ -98,10 +88,10 @@ export class QueueCache {
   }
 
   /** Index of the first entry in [lo, hi) whose rank is not below `rank` (hi when there is none). */
-  private static position(list: readonly Listed[], rank: Pick<Listed, 'group' | 'inverted' | 'seq'>, lo = 0, hi = list.length): number {
+  private static position(list: readonly Listed[], rank: RankOrder, lo = 0, hi = list.length): number {
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (compareListed(list[mid]!, rank) < 0) lo = mid + 1;
+      if (compareQueueRanks(list[mid]!, rank) < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -115,7 +105,7 @@ export class QueueCache {
   /** Where `entry` is in the sorted list; -1 when it is not there. */
   private static indexOf(list: readonly Listed[], entry: Listed): number {
     // Ranks are unique (they end in the entry's sequence number); scan a little for safety.
-    for (let i = QueueCache.position(list, entry); i < list.length && compareListed(list[i]!, entry) === 0; i++) {
+    for (let i = QueueCache.position(list, entry); i < list.length && compareQueueRanks(list[i]!, entry) === 0; i++) {
       if (list[i] === entry) return i;
     }
     return -1;
@@ -170,10 +160,10 @@ export class QueueCache {
     // It moves past the entries it now ranks before (or after): they shift by one place. Two splices
     // (out, back in) moved the whole tail twice and made an array per call, on nearly every link.
     let to = from;
-    if (to > 0 && compareListed(list[to - 1]!, entry) > 0) {
+    if (to > 0 && compareQueueRanks(list[to - 1]!, entry) > 0) {
       const target = QueueCache.position(list, entry, 0, from);
       for (; to > target; to--) list[to] = list[to - 1]!;
-    } else if (to + 1 < list.length && compareListed(list[to + 1]!, entry) < 0) {
+    } else if (to + 1 < list.length && compareQueueRanks(list[to + 1]!, entry) < 0) {
       const target = QueueCache.position(list, entry, from + 1, list.length) - 1;
       for (; to < target; to++) list[to] = list[to + 1]!;
     }

@@ -348,7 +348,10 @@ export function queueRank(host: string, key: string): QueueRank {
   return { group, inverted, seq: Number(key.slice(at + 17)), boosted: group !== KNOWN_GROUP && (1e15 - inverted) / 1e6 >= REDIRECT_QUEUE_BOOST };
 }
 
-export function compareQueueRanks(a: QueueRank, b: QueueRank): number {
+/** The parts of a rank that order a host's queue. */
+export type RankOrder = Pick<QueueRank, 'group' | 'inverted' | 'seq'>;
+
+export function compareQueueRanks(a: RankOrder, b: RankOrder): number {
   return a.group - b.group || a.inverted - b.inverted || a.seq - b.seq;
 }
 

@@ -8,6 +8,24 @@ import { tempDir, removeDir } from '../support/transports.ts';
 const withStores = (fn: (stores: TaskStores) => Promise<void>): Promise<void> => withTaskStores(['urls', 'hosts'], fn);
 const commit = commitStores;
 
+/** A RocksDB in a temporary directory for `fn`, closed and removed afterwards. */
+async function withDb(prefix: string, fn: (db: RocksDb) => Promise<void>): Promise<void> {
+  const dir = tempDir(prefix);
+  const db = await RocksDb.open(dir);
+  try {
+    await fn(db);
+  } finally {
+    await db.close();
+    removeDir(dir);
+  }
+}
+
+/** Commits a lone store's pending writes into `db` as the runtime would. */
+async function commitTo(db: RocksDb, store: TaskStore<number>): Promise<void> {
+  await db.batch(store.pendingOps());
+  store.committed();
+}
+
 test('a key written many times in a batch is serialised once, with its last value', async () => {
   await withStores(async (stores) => {
     const hosts = stores.store<{ queued: number }>('hosts');
@@ -135,10 +153,7 @@ test('a store empty at open answers misses from memory until its cache lets a ke
     batch: db.batch.bind(db),
     range: db.range.bind(db),
   };
-  const commitOne = async (s: TaskStore<number>): Promise<void> => {
-    await db.batch(s.pendingOps());
-    s.committed();
-  };
+  const commitOne = (s: TaskStore<number>): Promise<void> => commitTo(db, s);
   try {
     const urls = new TaskStore<number>('urls', counted, '', 10);
     assert.equal(await urls.noteIfEmpty(), true);
@@ -197,14 +212,11 @@ test('a store empty at open answers misses from memory until its cache lets a ke
 });
 
 test('a batch that writes more keys than the cache holds keeps every write readable and commits them all', async () => {
-  const dir = tempDir('meguri-store-overflow-');
-  const db = await RocksDb.open(dir);
-  try {
+  await withDb('meguri-store-overflow-', async (db) => {
     const urls = new TaskStore<number>('urls', db, '', 10);
     // Committed state first, so that reads of keys not in memory go to RocksDB.
     for (let i = 0; i < 10; i++) urls.put(`old${i}`, i);
-    await db.batch(urls.pendingOps());
-    urls.committed();
+    await commitTo(db, urls);
     // Twenty-five writes in one batch, some twice, into a cache of ten: none may be let go.
     for (let i = 0; i < 25; i++) urls.put(`new${i}`, i);
     urls.put('new3', 300);
@@ -219,13 +231,11 @@ test('a batch that writes more keys than the cache holds keeps every write reada
     const ranged: string[] = [];
     for await (const [k] of urls.range({ prefix: 'new1' })) ranged.push(k);
     assert.deepEqual(ranged, ['new1', 'new10', 'new11', 'new12', 'new13', 'new14', 'new15', 'new16', 'new17', 'new18', 'new19']);
-    await db.batch(urls.pendingOps());
-    urls.committed();
+    await commitTo(db, urls);
     assert.equal(urls.pendingCount, 0);
     // Committed, they may make room for others; every one is still read right, from memory or RocksDB.
     for (let i = 0; i < 30; i++) urls.put(`later${i}`, i);
-    await db.batch(urls.pendingOps());
-    urls.committed();
+    await commitTo(db, urls);
     for (let i = 0; i < 25; i++) assert.equal(await urls.get(`new${i}`), i === 3 ? 300 : i === 4 ? undefined : i, `new${i} after the commit`);
     for (let i = 0; i < 10; i++) assert.equal(await urls.get(`old${i}`), i);
 
@@ -236,28 +246,19 @@ test('a batch that writes more keys than the cache holds keeps every write reada
     assert.equal(urls.pendingCount, 0);
     assert.equal(await urls.get('new0'), 0);
     assert.equal(await urls.get('brand-new'), undefined);
-  } finally {
-    await db.close();
-    removeDir(dir);
-  }
+  });
 });
 
 test('a write right after a read of the same key lands in the store, also when that key left memory in between', async () => {
-  const dir = tempDir('meguri-store-recent-');
-  const db = await RocksDb.open(dir);
-  const commitOne = async (s: TaskStore<number>): Promise<void> => {
-    await db.batch(s.pendingOps());
-    s.committed();
-  };
-  try {
+  await withDb('meguri-store-recent-', async (db) => {
     const urls = new TaskStore<number>('urls', db, '', 4);
     urls.put('a', 1);
-    await commitOne(urls);
+    await commitTo(db, urls);
     // Read, then written: the new value is the one read back and committed.
     assert.equal(await urls.get('a'), 1);
     urls.put('a', 2);
     assert.equal(urls.pendingCount, 1);
-    await commitOne(urls);
+    await commitTo(db, urls);
     assert.equal(urls.peek('a'), 2);
 
     // Read (without moving it in the map, where it is the oldest entry), then let go by the cache
@@ -265,21 +266,21 @@ test('a write right after a read of the same key lands in the store, also when t
     // the map no longer holds.
     for (let i = 0; i < 4; i++) urls.put(`c${i}`, i);
     assert.equal(urls.peek('a'), 2);
-    await commitOne(urls);
+    await commitTo(db, urls);
     assert.equal(urls.peek('a'), NOT_IN_MEMORY);
     urls.put('a', 3);
     assert.equal(urls.peek('a'), 3);
     assert.deepEqual(urls.pendingOps(), [{ type: 'put', key: 's:urls\u0000a', value: '3' }]);
-    await commitOne(urls);
+    await commitTo(db, urls);
     assert.equal(await urls.get('a'), 3);
 
     // Read, deleted and committed (the entry goes with the commit of a known-absent key), written.
     urls.delete('a');
-    await commitOne(urls);
+    await commitTo(db, urls);
     assert.equal(await urls.get('a'), undefined);
     urls.put('a', 4);
     assert.equal(urls.pendingCount, 1);
-    await commitOne(urls);
+    await commitTo(db, urls);
     assert.equal(await urls.get('a'), 4);
 
     // Read, then the batch fails (the map is dropped), then written in the next batch.
@@ -288,7 +289,7 @@ test('a write right after a read of the same key lands in the store, also when t
     urls.put('a', 5);
     assert.equal(urls.peek('a'), 5);
     assert.equal(urls.pendingCount, 1);
-    await commitOne(urls);
+    await commitTo(db, urls);
     assert.equal(await urls.get('a'), 5);
     const stored = await db.get(Buffer.from('s:urls\u0000a', 'utf8'));
     assert.equal(stored?.toString('utf8'), '5');
@@ -298,15 +299,12 @@ test('a write right after a read of the same key lands in the store, also when t
     const hosts = new TaskStore<number>('hosts', db, '', 4);
     assert.equal(await hosts.noteIfEmpty(), true);
     hosts.put('h', 1);
-    await commitOne(hosts);
+    await commitTo(db, hosts);
     hosts.delete('h');
-    await commitOne(hosts);
+    await commitTo(db, hosts);
     assert.equal(hosts.peek('h'), undefined);
     hosts.put('h', 2);
     assert.equal(hosts.peek('h'), 2);
     assert.equal(hosts.pendingCount, 1);
-  } finally {
-    await db.close();
-    removeDir(dir);
-  }
+  });
 });
