@@ -319,8 +319,9 @@ async function eldVersion(entry: string): Promise<string> {
 }
 
 /**
- * The compact n-gram table written beside this module by the build, when it is there and was made
- * from the installed ELD; undefined otherwise (running from the sources, or ELD changed since).
+ * The compact n-gram table written beside this module by the build, when it is there, readable and
+ * made from the installed ELD; undefined otherwise (running from the sources, ELD changed since, or
+ * a damaged file).
  */
 async function readCompactNgrams(file: URL, eld: string): Promise<CompactNgrams | undefined> {
   let text: string;
@@ -329,7 +330,12 @@ async function readCompactNgrams(file: URL, eld: string): Promise<CompactNgrams 
   } catch {
     return undefined;
   }
-  const data: unknown = JSON.parse(text);
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return undefined; // a damaged file: ELD's module serves as well
+  }
   return isCompactNgrams(data, eld) ? data : undefined;
 }
 

@@ -134,6 +134,8 @@ test('the tables take the compact file when it was made from the installed ELD, 
     writeFileSync(file, JSON.stringify({ ...marked, eld: '0.0.1' }));
     assert.equal(probe(await loadEldTables(pathToFileURL(file)))![1], compact.pairs[1], 'another ELD version: its module');
     assert.equal(probe(await loadEldTables(pathToFileURL(path.join(dir, 'missing.json'))))![1], compact.pairs[1], 'no file: its module');
+    writeFileSync(file, JSON.stringify(marked).slice(0, 1000));
+    assert.equal(probe(await loadEldTables(pathToFileURL(file)))![1], compact.pairs[1], 'a damaged file: its module');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
