@@ -493,6 +493,32 @@ export function withinDomain(name: string, root: string): boolean {
 }
 
 /**
+ * hostKey(url) given `prevHost`, the hostKey of `prevUrl`: when `url` repeats `prevUrl`'s scheme and
+ * authority character for character, up to a `/`, `?`, `#` or its end, its host is `prevHost`
+ * itself (the URL parser derives a host from those characters alone). Links come bundled by target
+ * host, so most of a bundle's URLs skip the host parse that way, and share one host string, whose
+ * hash the maps keyed by host then compute once. Any other URL takes hostKey.
+ */
+export function hostKeyAfter(url: string, prevUrl: string, prevHost: string): string {
+  const schemeEnd = prevUrl.indexOf('://');
+  let end = schemeEnd + 3;
+  if (schemeEnd > 0) {
+    while (end < prevUrl.length) {
+      const c = prevUrl.charCodeAt(end);
+      if (c === 47 /* / */ || c === 63 /* ? */ || c === 35 /* # */) break;
+      end++;
+    }
+    if (url.length >= end) {
+      let i = 0;
+      while (i < end && url.charCodeAt(i) === prevUrl.charCodeAt(i)) i++;
+      const next = url.charCodeAt(end);
+      if (i === end && (url.length === end || next === 47 || next === 63 || next === 35)) return prevHost;
+    }
+  }
+  return hostKey(url);
+}
+
+/**
  * The scheduler's unit of politeness and ownership: host[:port] of a URL, lower-case — the same
  * function the parser keys `links` records with, so a host's records always meet its state.
  * Topic URLs are validated absolute http(s) URLs; anything unusable fails loudly here.

@@ -25,7 +25,7 @@ import { SCOPE_PREFIX, STATS_KEY, emptyStats, inFlightOf, queueOrder } from './s
 import { CrawlScope, compileUrlFilter } from './scope.ts';
 import type { HostRulesSource } from './host-rules.ts';
 import { DEFAULT_REVISIT_OPTIONS } from '../revisit/estimator.ts';
-import { hostKey, paramFilter, siteOf } from '../common/url.ts';
+import { hostKey, hostKeyAfter, paramFilter, siteOf } from '../common/url.ts';
 import { TemplateLedger, templateKey } from './templates.ts';
 import { SITE_PREFIX, SiteLedger } from './site-cap.ts';
 import type { HostState, PartitionStats, QueueRank, UrlState } from './state.ts';
@@ -149,10 +149,15 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     // One RocksDB round trip for every URL and host this batch touches, instead of one per record.
     const urls: string[] = [];
     const hosts = new Set<string>();
+    // A bundle's links share their host: each link's host is found from the one before it.
+    let prevUrl = '';
+    let prevHost = '';
     for (const r of records) {
       for (const v of linksOf(r.value)) {
         stripTrackingParams(p, v);
-        const host = hostKey(v.url);
+        const host = prevHost === '' ? hostKey(v.url) : hostKeyAfter(v.url, prevUrl, prevHost);
+        prevUrl = v.url;
+        prevHost = host;
         values.push(v);
         origins.push(r);
         hostKeys.push(host);

@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   MAX_URL_LENGTH,
+  hostKey,
+  hostKeyAfter,
   hostOf,
   isDynamicUrl,
   normalizePercentEncoding,
@@ -183,6 +185,41 @@ test('hostOf answers like the WHATWG parser for every port form', () => {
     }
     assert.equal(hostOf(url), expected, url);
   }
+});
+
+test('hostKeyAfter answers like hostKey, taking the previous host when the authority repeats', () => {
+  const schemes = ['http://', 'https://', 'HTTP://', 'ftp://'];
+  const authorities = ['a.test', 'a.test:80', 'a.test:443', 'a.test:8080', 'A.Test:8080', 'u:p@a.test', 'a.test\\x', '[::1]:81', 'a.test:', 'b.test', 'a.tes', 'a.test.', '%41.test', 'xn--nxasmq6b.test', 'a.test:8080@b.test'];
+  const tails = ['', '/', '/p/1.html', '?q=1', '#f', '\\p', ' ', '\t/', ':81/', '.x/', '@b.test/'];
+  const urls: string[] = [];
+  for (const scheme of schemes) for (const authority of authorities) for (const tail of tails) urls.push(scheme + authority + tail);
+  const keyOf = (url: string): string | Error => {
+    try {
+      return hostKey(url);
+    } catch (err) {
+      return err as Error;
+    }
+  };
+  let shared = 0;
+  for (const prevUrl of urls) {
+    const prevHost = keyOf(prevUrl);
+    if (prevHost instanceof Error) continue;
+    for (const url of urls) {
+      const expected = keyOf(url);
+      let actual: string | Error;
+      try {
+        actual = hostKeyAfter(url, prevUrl, prevHost);
+      } catch (err) {
+        actual = err as Error;
+      }
+      if (expected instanceof Error) assert.ok(actual instanceof Error, `${url} after ${prevUrl}: ${String(actual)}`);
+      else assert.equal(actual, expected, `${url} after ${prevUrl}`);
+      if (actual === prevHost) shared++;
+    }
+  }
+  // The repeated authorities really take the previous string.
+  assert.ok(shared > 1000, `shared ${shared}`);
+  assert.equal(hostKeyAfter('http://h1.sim.test:81/b', 'http://h1.sim.test:81/a', 'h1.sim.test:81'), 'h1.sim.test:81');
 });
 
 test('siteOf: registrable domain on known suffixes, full host otherwise', () => {
