@@ -129,6 +129,8 @@ export function stripUrlParams(url: string, filter: ParamFilter = DEFAULT_FILTER
   const pathStart = url.indexOf('/', hostStart + 3);
   if (pathStart < 0) return url;
   const q = url.indexOf('?', pathStart);
+  // Most URLs have neither a query nor path parameters: answered without slicing them.
+  if (q < 0 && url.indexOf(';', pathStart) < 0) return url;
   const path = q < 0 ? url.slice(pathStart) : url.slice(pathStart, q);
   const search = q < 0 ? '' : url.slice(q);
   if (search === '' && !path.includes(';')) return url;

@@ -53,6 +53,9 @@ export function scopeEntry(mode: ScopeMode, host: string): string | undefined {
  */
 export class CrawlScope {
   private readonly entries = new Set<string>();
+  /** The host last tested and its answer: a bundle's links all name one host, in one string. */
+  private lastHost: string | undefined;
+  private lastIncluded = false;
 
   constructor(readonly mode: ScopeMode) {}
 
@@ -61,12 +64,14 @@ export class CrawlScope {
     const entry = scopeEntry(this.mode, host);
     if (entry === undefined || this.entries.has(entry)) return false;
     this.entries.add(entry);
+    this.lastHost = undefined;
     return true;
   }
 
   /** Restores an entry read back from the partition's store. */
   restore(entry: string): void {
     this.entries.add(entry);
+    this.lastHost = undefined;
   }
 
   get size(): number {
@@ -75,6 +80,13 @@ export class CrawlScope {
 
   includes(host: string): boolean {
     if (this.mode === 'web') return true;
+    if (host === this.lastHost) return this.lastIncluded;
+    this.lastIncluded = this.test(host);
+    this.lastHost = host;
+    return this.lastIncluded;
+  }
+
+  private test(host: string): boolean {
     const name = hostName(host);
     if (this.mode === 'host') return this.entries.has(name);
     let candidate = name;

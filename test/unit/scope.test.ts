@@ -48,6 +48,10 @@ describe('crawl scope rules', () => {
     assert.ok(!scope.includes('news.other.net'));
     scope.add('other.net');
     assert.ok(scope.includes('news.other.net'));
+    // So do entries read back from the partition's store, for a host just asked about.
+    assert.ok(!scope.includes('a.restored.test'));
+    scope.restore('restored.test');
+    assert.ok(scope.includes('a.restored.test'));
   });
 
   it('web: everything', () => {
