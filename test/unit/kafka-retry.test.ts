@@ -38,6 +38,8 @@ describe('isRoutineRetry (kafkajs ERROR entries logged at debug)', () => {
   const concurrent = createErrorFromCode(51).message; // CONCURRENT_TRANSACTIONS
   const loading = createErrorFromCode(14).message; // GROUP_LOAD_IN_PROGRESS
   const notLeader = createErrorFromCode(6).message; // NOT_LEADER_FOR_PARTITION
+  const noCoordinator = createErrorFromCode(15).message; // GROUP_COORDINATOR_NOT_AVAILABLE
+  const notCoordinator = createErrorFromCode(16).message; // NOT_COORDINATOR_FOR_GROUP
 
   it('recognises the broker answers kafkajs retries in normal operation, as kafkajs logs them', () => {
     assert.equal(isRoutineRetry({ message: 'Response AddPartitionsToTxn(key: 24, version: 1)', error: concurrent }), true);
@@ -45,6 +47,9 @@ describe('isRoutineRetry (kafkajs ERROR entries logged at debug)', () => {
     assert.equal(isRoutineRetry({ message: 'Response FindCoordinator(key: 10, version: 2)', error: loading }), true);
     assert.equal(isRoutineRetry({ message: 'Response Produce(key: 0, version: 7)', error: notLeader }), true);
     assert.equal(isRoutineRetry({ message: `Failed to send messages: ${notLeader}` }), true);
+    // A broker just started: the coordinators' partitions have no leader yet.
+    assert.equal(isRoutineRetry({ message: 'Response GroupCoordinator(key: 10, version: 2)', error: noCoordinator }), true);
+    assert.equal(isRoutineRetry({ message: 'Response InitProducerId(key: 22, version: 1)', error: notCoordinator }), true);
   });
 
   it('keeps every other error an error', () => {

@@ -124,7 +124,9 @@ const PRODUCER_RETRY = { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100
  * Broker answers that are part of normal operation and that kafkajs retries by itself, yet logs at
  * ERROR: a transaction's next request arriving while the previous one's markers are still being
  * written (CONCURRENT_TRANSACTIONS, after most commits under load), a coordinator that is still
- * loading its log after a start, and a partition whose leader moved or, on a topic just created,
+ * loading its log after a start, a coordinator not there yet or moved (on a broker just started,
+ * before its `__consumer_offsets` and `__transaction_state` partitions have leaders: kafkajs looks
+ * it up again), and a partition whose leader moved or, on a topic just created,
  * is still being settled (NOT_LEADER_FOR_PARTITION: kafkajs refreshes its metadata and sends again).
  * Their texts are kafkajs's (protocol/error.js). If the retries run out, the failure still reaches
  * the caller, which reports it.
@@ -132,6 +134,8 @@ const PRODUCER_RETRY = { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100
 const ROUTINE_RETRY_TEXTS = [
   'The producer attempted to update a transaction while another concurrent operation on the same transaction was ongoing',
   "The coordinator is loading and hence can't process requests",
+  'The group coordinator is not available',
+  'This is not the correct coordinator for this group',
   'This server is not the leader for that topic-partition',
 ];
 
