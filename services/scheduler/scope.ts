@@ -36,8 +36,11 @@ export function compileUrlFilter(include: readonly string[], exclude: readonly s
 
 /** The URL passes the include/exclude rules (exclude wins; no include means every URL). */
 export function passesFilter(url: string, filter: UrlFilter): boolean {
-  if (filter.exclude.some((r) => r.test(url))) return false;
-  return filter.include.length === 0 || filter.include.some((r) => r.test(url));
+  // Loops rather than some() with a closure over `url`: this runs for every link.
+  for (const r of filter.exclude) if (r.test(url)) return false;
+  if (filter.include.length === 0) return true;
+  for (const r of filter.include) if (r.test(url)) return true;
+  return false;
 }
 
 /** The scope entry a seed on `host` adds: its host name (`host` mode) or registrable domain (`domain`). */
