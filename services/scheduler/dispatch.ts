@@ -16,7 +16,7 @@ import { addInFlight, inFlightCount, queueKeyIsKnown } from './state.ts';
 import type { HostState, UrlState } from './state.ts';
 import type { QueueEntry } from './queue-cache.ts';
 import { beforeRequest, emptyPoliteness, mayOverlap } from './politeness/index.ts';
-import { agentFor, countIp, fileRevisit, maxPerHostFor, ruleFor, schedule, siteUnderCap } from './partition.ts';
+import { agentFor, countIp, fileRevisit, maxPerHostFor, ruleFor, schedule, setDeadline, siteUnderCap } from './partition.ts';
 import type { Partition } from './partition.ts';
 
 export type RequestKind = 'page' | 'robots' | 'address';
@@ -258,7 +258,7 @@ export function emitRequest(
   addInFlight(state, inflight);
   countIp(p, inflight);
   p.hosts.put(host, state);
-  p.deadlines.set(request.requestId, { host, at: now + p.options.requestTimeoutMs });
+  setDeadline(p, request.requestId, host, now + p.options.requestTimeoutMs);
   // Keyed by the server's IP once known (seed 000's per-IP limit): all hosts on one IP go to the
   // same frontier partition, so a single fetcher enforces the per-IP cap for them.
   ctx.emit('frontier', state.ip ?? host, request);

@@ -58,6 +58,12 @@ export interface Partition {
   readonly scheduled: Map<string, number>;
   /** request id → its host and the time the request is considered lost (one entry per request in flight). */
   readonly deadlines: Map<string, { host: string; at: number }>;
+  /**
+   * No deadline falls before this time (a lower bound: lowered when one is set, raised by a sweep
+   * to the earliest it left), so the sweep every dispatch interval skips the scan of every request
+   * in flight until one may be due.
+   */
+  deadlineFloor: number;
   /** host → robots.txt matcher for the agent it was built for */
   readonly matchers: Map<string, { agent: string; matcher: AgentMatcher }>;
   queuedTotal: number;
@@ -119,6 +125,12 @@ export function countIp(p: Partition, inflight: { requestId: string; ip?: string
 }
 
 /** The request ended (answered, re-issued or given up): its IP slot frees. */
+/** A request in flight is lost if no outcome comes by `at` (sweepLost). */
+export function setDeadline(p: Partition, requestId: string, host: string, at: number): void {
+  p.deadlines.set(requestId, { host, at });
+  if (at < p.deadlineFloor) p.deadlineFloor = at;
+}
+
 export function releaseIp(p: Partition, requestId: string): void {
   if (p.ipCounted.delete(requestId)) p.ipSlots.finished(requestId);
 }

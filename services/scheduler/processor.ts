@@ -33,7 +33,7 @@ import type { CrawlProgress } from './progress.ts';
 import { politenessFromSchedulerOptions, siteCapKey } from './politeness/index.ts';
 import { HostLoadBoard } from './load-metrics.ts';
 import { IpSlots } from './ip-slots.ts';
-import { INITIAL_REVISIT_FLOOR, countIp, countParked, hasRoom, report, saveStats, schedule, trackParked } from './partition.ts';
+import { INITIAL_REVISIT_FLOOR, countIp, countParked, hasRoom, report, saveStats, schedule, setDeadline, trackParked } from './partition.ts';
 import type { FetchBudget, Partition } from './partition.ts';
 import { forwardToCanonical, forwardToCanonicalInMemory, onLink, onLinkInMemory, onSeed, passOn, stripTrackingParams } from './discovery.ts';
 import { dispatch } from './dispatch.ts';
@@ -99,6 +99,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       heap: new ReadyHeap(),
       scheduled: new Map(),
       deadlines: new Map(),
+      deadlineFloor: Infinity,
       matchers: new Map(),
       queuedTotal: 0,
       parkedHosts: new Set(),
@@ -120,7 +121,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       trackParked(p, host, state, now);
       p.board.load(state.pol?.L ?? 0, state.ov !== undefined);
       for (const inflight of inFlightOf(state)) {
-        p.deadlines.set(inflight.requestId, { host, at: inflight.issuedAt + options.requestTimeoutMs });
+        setDeadline(p, inflight.requestId, host, inflight.issuedAt + options.requestTimeoutMs);
         countIp(p, inflight);
       }
       if (state.queued > 0 && hasRoom(p, host, state)) schedule(p, host, state.nextAt);

@@ -379,6 +379,28 @@ describe('scheduler on the test driver: several requests per host (politeness.ma
     await h.stop();
   });
 
+  it('a request in flight across a restart is re-issued at its deadline, as are the requests after it', async () => {
+    const h = await pastRobots({ minIntervalMs: 0, requestTimeoutMs: 5000, maxAttempts: 3, politeness: { kFactor: 0, maxPerHost: 2, maxPerIp: 8 } });
+    const [first] = h.nextRequests(1);
+    await h.advance(1000);
+    // The restarted partition knows its requests in flight from the host's state only.
+    await h.driver.restart();
+    await h.advance(3990);
+    h.assertNoRequest();
+    await h.advance(11);
+    const [retry] = h.nextRequests(1);
+    assert.equal(retry!.url, first!.url);
+    assert.equal(retry!.attempt, 2);
+    // The retry's own deadline, set after the restart, is kept too.
+    await h.advance(4990);
+    h.assertNoRequest();
+    await h.advance(11);
+    const [again] = h.nextRequests(1);
+    assert.equal(again!.url, first!.url);
+    assert.equal(again!.attempt, 3);
+    await h.stop();
+  });
+
   it('a lost request among several is re-issued on its own', async () => {
     const h = await pastRobots({ minIntervalMs: 0, requestTimeoutMs: 5000, maxAttempts: 2, politeness: { kFactor: 0, maxPerHost: 2, maxPerIp: 8 } });
     const [first] = h.nextRequests(1);
