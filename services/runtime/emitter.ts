@@ -7,7 +7,7 @@
  */
 import type { Logger } from './logger.ts';
 import type { ServiceMetrics } from './metrics.ts';
-import type { TopicCatalog } from './catalog.ts';
+import type { TopicCatalog, ValueCodec } from './catalog.ts';
 import { EncodedValue } from './processor.ts';
 import type { EmitOptions } from './processor.ts';
 import type { LogRecord, OutRecord } from './transport.ts';
@@ -34,6 +34,11 @@ export function recordSize(key: string | null, value: Buffer | null, headers?: R
   return size;
 }
 
+/** A value as its topic carries it: the topic's codec, or UTF-8 JSON. */
+function encodeWith(codec: ValueCodec | undefined, value: unknown): Buffer {
+  return codec !== undefined ? codec.encode(value) : Buffer.from(JSON.stringify(value), 'utf8');
+}
+
 export class OutputEmitter {
   private readonly allowed: Set<string>;
 
@@ -54,8 +59,7 @@ export class OutputEmitter {
       throw new ServiceDefinitionError('MEGURI_ERR_UNDECLARED_TOPIC', `${s.service} may not emit to "${topic}"; declared outputs: ${[...this.allowed].join(', ')}`);
     }
     const codec = s.catalog.codec?.(topic);
-    const encode = (v: unknown): Buffer => (codec !== undefined ? codec.encode(v) : Buffer.from(JSON.stringify(v), 'utf8'));
-    let encoded = value instanceof EncodedValue ? value.bytes : encode(value);
+    let encoded = value instanceof EncodedValue ? value.bytes : encodeWith(codec, value);
     const max = this.maxBytesOf(topic);
     let size = recordSize(key, encoded, options.headers);
     if (size > max) {
@@ -64,7 +68,7 @@ export class OutputEmitter {
       const plain = value instanceof EncodedValue ? (codec !== undefined ? codec.decode(value.bytes) : (JSON.parse(value.bytes.toString('utf8')) as unknown)) : value;
       const smaller = s.catalog.shrink?.(topic, plain, max - (size - encoded.length) - 1024, reason);
       if (smaller !== undefined) {
-        encoded = encode(smaller);
+        encoded = encodeWith(codec, smaller);
         size = recordSize(key, encoded, options.headers);
       }
       if (size > max) {

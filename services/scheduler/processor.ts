@@ -143,36 +143,44 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   async process(records: readonly InputRecord<LinksRecord>[], ctx: ProcessorContext): Promise<void> {
     const p = this.p;
     // Bundles unpacked into their links: values[i] came in origins[i] (for its headers) and is
-    // keyed by hostKeys[i]. Parallel arrays rather than a record object per link.
-    const values: UnbundledLinksRecord[] = [];
-    const origins: InputRecord<LinksRecord>[] = [];
-    const hostKeys: string[] = [];
-    // One RocksDB round trip for every URL and host this batch touches, instead of one per record.
-    const urls: string[] = [];
-    const hosts = new Set<string>();
+    // keyed by hostKeys[i]. Parallel arrays rather than a record object per link, made at their size.
+    let count = 0;
+    for (const r of records) count += r.value.type === 'links' ? r.value.targets.length : 1;
+    const values = new Array<UnbundledLinksRecord>(count);
+    const origins = new Array<InputRecord<LinksRecord>>(count);
+    const hostKeys = new Array<string>(count);
+    // One RocksDB round trip for every URL and host this batch touches, instead of one per record;
+    // nothing to gather for stores that hold every key in memory (a new crawl).
+    const urls: string[] | undefined = p.urls.knownCompletely ? undefined : [];
+    const hosts: Set<string> | undefined = p.hosts.knownCompletely && p.queueStore.knownCompletely ? undefined : new Set();
     // A bundle's links share their host: each link's host is found from the one before it.
     let prevUrl = '';
     let prevHost = '';
+    let n = 0;
     for (const r of records) {
       for (const v of linksOf(r.value)) {
         stripTrackingParams(p, v);
         const host = prevHost === '' ? hostKey(v.url) : hostKeyAfter(v.url, prevUrl, prevHost);
         prevUrl = v.url;
         prevHost = host;
-        values.push(v);
-        origins.push(r);
-        hostKeys.push(host);
-        urls.push(v.url);
-        if (v.type === 'outcome' && v.finalUrl) urls.push(v.finalUrl);
-        hosts.add(host);
+        values[n] = v;
+        origins[n] = r;
+        hostKeys[n] = host;
+        n++;
+        if (urls !== undefined) {
+          urls.push(v.url);
+          if (v.type === 'outcome' && v.finalUrl) urls.push(v.finalUrl);
+        }
+        hosts?.add(host);
       }
     }
-    await Promise.all([p.urls.prefetch(urls), p.hosts.prefetch(hosts)]);
+    await Promise.all([urls && p.urls.prefetch(urls), hosts && p.hosts.prefetch(hosts)]);
     // Template counts are read for new URLs only (most links of a long crawl go to known URLs);
     // templateKeys[i] keeps the key for the admission below (building one takes microseconds).
     // While the queue store holds every key in memory (a new crawl) there is nothing to read.
-    const templateKeys: (string | undefined)[] = new Array<string | undefined>(values.length);
-    if (!p.queueStore.knownCompletely) {
+    let templateKeys: (string | undefined)[] | undefined;
+    if (hosts !== undefined && !p.queueStore.knownCompletely) {
+      templateKeys = new Array<string | undefined>(count);
       const ledgerKeys: string[] = [];
       for (let i = 0; i < values.length; i++) {
         const v = values[i]!;
@@ -192,7 +200,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       const forwarded = forwardToCanonicalInMemory(p, v, host, headers, ctx) ?? (await forwardToCanonical(p, v, host, headers, ctx));
       if (forwarded) continue;
       if (v.type === 'link') {
-        const handled = onLinkInMemory(p, v, host, ctx, templateKeys[i]);
+        const handled = onLinkInMemory(p, v, host, ctx, templateKeys?.[i]);
         if (handled === false) await onLink(p, v, ctx);
         else if (handled !== true) await passOn(p, handled, ctx);
       } else if (v.type === 'outcome') await onOutcome(p, v, ctx);
