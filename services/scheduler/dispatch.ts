@@ -13,7 +13,7 @@ import type { FrontierRecord } from '../../schemas/index.ts';
 import { forAgent, fromJSON } from './robots/index.ts';
 import type { AgentMatcher } from './robots/index.ts';
 import { addInFlight, inFlightCount, queueKeyIsKnown } from './state.ts';
-import type { HostState, UrlState } from './state.ts';
+import type { HostState, InFlight, UrlState } from './state.ts';
 import type { QueueEntry } from './queue-cache.ts';
 import { beforeRequest, emptyPoliteness, mayOverlap } from './politeness/index.ts';
 import { agentFor, countIp, fileRevisit, maxPerHostFor, ruleFor, schedule, setDeadline, siteUnderCap } from './partition.ts';
@@ -246,15 +246,23 @@ export function emitRequest(
     cgiHops: u.c,
     attempt,
     issuedAt: now,
-    ...(u.e || u.l ? { validators: { ...(u.e ? { etag: u.e } : {}), ...(u.l ? { lastModified: u.l } : {}) } } : {}),
-    ...(state.ip ? { ip: state.ip } : {}),
-    ...(kind === 'page' && !u.v && u.rc ? { redirects: u.rc } : {}),
-    ...(kind === 'page' && u.o !== undefined ? { startSite: u.o } : {}),
-    ...(kind === 'page' && u.k === 'daily' ? { daily: true as const } : {}),
   };
+  // Optional fields set one by one: a spread of an empty object per absent field cost an object
+  // and a copy each, once per request.
+  if (u.e || u.l) {
+    const validators: NonNullable<FrontierRecord['validators']> = {};
+    if (u.e) validators.etag = u.e;
+    if (u.l) validators.lastModified = u.l;
+    request.validators = validators;
+  }
+  if (state.ip) request.ip = state.ip;
+  if (kind === 'page' && !u.v && u.rc) request.redirects = u.rc;
+  if (kind === 'page' && u.o !== undefined) request.startSite = u.o;
+  if (kind === 'page' && u.k === 'daily') request.daily = true;
   const rule = ruleFor(p, host);
   if (rule?.userAgent !== undefined) request.userAgent = rule.userAgent;
-  const inflight = { requestId: request.requestId, url, kind, issuedAt: now, attempt, ...(kind !== 'address' && state.ip ? { ip: state.ip } : {}) };
+  const inflight: InFlight = { requestId: request.requestId, url, kind, issuedAt: now, attempt };
+  if (kind !== 'address' && state.ip) inflight.ip = state.ip;
   addInFlight(state, inflight);
   countIp(p, inflight);
   p.hosts.put(host, state);
