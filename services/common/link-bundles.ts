@@ -73,14 +73,16 @@ function bundleOf(first: DiscoveredLink, targets: BundleTarget[]): LinkBundle {
 /**
  * Packs links into keyed records: bundles per target host and shared fields, in the order each
  * host first appears; a host with a single link, and every redirect target, stays a `link` record.
+ * `hosts[i]`, when given, is hostKey of links[i]'s URL (the parser has it from the sameSite test).
  */
-export function packLinks(links: readonly DiscoveredLink[]): KeyedLinks[] {
+export function packLinks(links: readonly DiscoveredLink[], hosts?: readonly string[]): KeyedLinks[] {
   // Groups in the order they were begun; a host's groups (nearly always one) found by its key.
   const groups: { key: string; links: DiscoveredLink[] }[] = [];
   const byHost = new Map<string, { key: string; links: DiscoveredLink[] }[]>();
   const out: KeyedLinks[] = [];
-  for (const l of links) {
-    const key = hostKey(l.url);
+  for (let i = 0; i < links.length; i++) {
+    const l = links[i]!;
+    const key = hosts?.[i] || hostKey(l.url);
     if (l.redirect !== undefined) {
       out.push({ key, value: l });
       continue;

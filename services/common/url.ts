@@ -495,29 +495,33 @@ export function withinDomain(name: string, root: string): boolean {
 }
 
 /**
- * hostKey(url) given `prevHost`, the hostKey of `prevUrl`: when `url` repeats `prevUrl`'s scheme and
- * authority character for character, up to a `/`, `?`, `#` or its end, its host is `prevHost`
- * itself (the URL parser derives a host from those characters alone). Links come bundled by target
- * host, so most of a bundle's URLs skip the host parse that way, and share one host string, whose
- * hash the maps keyed by host then compute once. Any other URL takes hostKey.
+ * `url` repeats `prevUrl`'s scheme and authority character for character, up to a `/`, `?`, `#` or
+ * its end: then it has `prevUrl`'s host, since the URL parser derives a host from those characters
+ * alone. Links come bundled by target host, and a page's links often name the host of the one
+ * before, so most of them skip the host parse this way.
+ */
+export function sameAuthority(url: string, prevUrl: string): boolean {
+  const schemeEnd = prevUrl.indexOf('://');
+  if (schemeEnd <= 0) return false;
+  let end = schemeEnd + 3;
+  while (end < prevUrl.length) {
+    const c = prevUrl.charCodeAt(end);
+    if (c === 47 /* / */ || c === 63 /* ? */ || c === 35 /* # */) break;
+    end++;
+  }
+  if (url.length < end) return false;
+  for (let i = 0; i < end; i++) if (url.charCodeAt(i) !== prevUrl.charCodeAt(i)) return false;
+  const next = url.charCodeAt(end);
+  return url.length === end || next === 47 || next === 63 || next === 35;
+}
+
+/**
+ * hostKey(url) given `prevHost`, the hostKey of `prevUrl`: `prevHost` itself when the authority
+ * repeats (sameAuthority), so a bundle's links also share one host string, whose hash the maps
+ * keyed by host then compute once. Any other URL takes hostKey.
  */
 export function hostKeyAfter(url: string, prevUrl: string, prevHost: string): string {
-  const schemeEnd = prevUrl.indexOf('://');
-  let end = schemeEnd + 3;
-  if (schemeEnd > 0) {
-    while (end < prevUrl.length) {
-      const c = prevUrl.charCodeAt(end);
-      if (c === 47 /* / */ || c === 63 /* ? */ || c === 35 /* # */) break;
-      end++;
-    }
-    if (url.length >= end) {
-      let i = 0;
-      while (i < end && url.charCodeAt(i) === prevUrl.charCodeAt(i)) i++;
-      const next = url.charCodeAt(end);
-      if (i === end && (url.length === end || next === 47 || next === 63 || next === 35)) return prevHost;
-    }
-  }
-  return hostKey(url);
+  return sameAuthority(url, prevUrl) ? prevHost : hostKey(url);
 }
 
 /**

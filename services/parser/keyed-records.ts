@@ -19,8 +19,8 @@ export interface EncodedLinksRecord {
   readonly value: Uint8Array;
 }
 
-export function keyedRecords(page: PageRecord, { outcome, links }: PageRecords): KeyedLinksRecord[] {
-  const records: KeyedLinksRecord[] = packLinks(links);
+export function keyedRecords(page: PageRecord, { outcome, links, hosts }: PageRecords): KeyedLinksRecord[] {
+  const records: KeyedLinksRecord[] = packLinks(links, hosts);
   records.push({ key: hostKey(page.request.url), value: outcome });
   return records;
 }

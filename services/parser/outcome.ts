@@ -47,7 +47,7 @@ import { SCHEMA_VERSION } from '../../schemas/common.ts';
 import { extractPage, parseRobotsDirectives, type Extracted, type ExtractOptions } from './extract.ts';
 import { pageText } from './charset.ts';
 import { md5Hex, simhash } from '../common/fingerprint.ts';
-import { hostOf, isDynamicUrl, normalizeUrl, siteOf } from '../common/url.ts';
+import { hostOf, isDynamicUrl, normalizeUrl, sameAuthority, siteOf } from '../common/url.ts';
 import { pageLanguage } from './language.ts';
 import { sourceRecords } from './sources.ts';
 
@@ -65,6 +65,8 @@ export interface OutcomeOptions extends ExtractOptions {
 export interface PageRecords {
   outcome: OutcomeLink;
   links: DiscoveredLink[];
+  /** hostOf each link's URL, when known (packLinks then takes them instead of parsing every URL again). */
+  hosts?: string[];
   /** The extraction, when the page was parsed as HTML (for callers that want more detail). */
   extracted?: Extracted;
 }
@@ -268,8 +270,15 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
   const cgiHops = isDynamicUrl(page.finalUrl) ? req.cgiHops + 1 : 0;
   const contribution = (Math.max(0, req.score) + 1) / outDegree;
   const links: DiscoveredLink[] = new Array<DiscoveredLink>(outDegree);
+  const hosts: string[] = new Array<string>(outDegree);
+  let prevUrl = '';
+  let prevHost = '';
   for (let i = 0; i < outDegree; i++) {
     const t = targets[i]!;
+    const host = prevUrl !== '' && sameAuthority(t.url, prevUrl) ? prevHost : hostOf(t.url);
+    prevUrl = t.url;
+    prevHost = host;
+    hosts[i] = host;
     const link: DiscoveredLink = {
       v: SCHEMA_VERSION,
       type: 'link',
@@ -278,7 +287,7 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
       depth,
       cgiHops,
       contribution,
-      sameSite: siteOf(hostOf(t.url)) === sourceSite,
+      sameSite: siteOf(host) === sourceSite,
       foundAt: page.fetchedAt,
     };
     if (req.startSite !== undefined) link.startSite = req.startSite;
@@ -287,7 +296,7 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
     else if (req.daily) link.via = 'daily';
     links[i] = link;
   }
-  return { outcome, links, extracted: ex };
+  return { outcome, links, hosts, extracted: ex };
 }
 
 /** The chain of a 3xx as schema hops; undefined when it is not a usable chain of at most MAX_REDIRECT_HOPS. */

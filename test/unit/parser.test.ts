@@ -11,6 +11,7 @@ import type { FrontierRecord } from '../../schemas/frontier.ts';
 import { extractPage, type Extracted } from '../../services/parser/extract.ts';
 import { countTokens, hammingDistance, isSameContent, md5Hex, simhash } from '../../services/common/fingerprint.ts';
 import { classify, needsLanguageDetector, pageToRecords, parseRetryAfter, parseXRobotsTag } from '../../services/parser/outcome.ts';
+import { hostOf } from '../../services/common/url.ts';
 import { decodeHtml, parseCommand, type ParseReport } from '../../services/parser/cli.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -459,6 +460,8 @@ function page(over: PageOver = {}, req: Partial<FrontierRecord> = {}): PageRecor
 function checkSchema(res: ReturnType<typeof pageToRecords>): void {
   linksRecord.parse(res.outcome);
   for (const l of res.links) linksRecord.parse(l);
+  // The hosts handed on to packLinks are the links' own.
+  if (res.hosts !== undefined) assert.deepEqual(res.hosts, res.links.map((l) => hostOf(l.url)));
 }
 
 test('outcome: classification table', () => {
