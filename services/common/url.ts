@@ -518,7 +518,7 @@ export function sameAuthority(url: string, prevUrl: string): boolean {
 /**
  * hostKey(url) given `prevHost`, the hostKey of `prevUrl`: `prevHost` itself when the authority
  * repeats (sameAuthority), so a bundle's links also share one host string, whose hash the maps
- * keyed by host then compute once. Any other URL takes hostKey.
+ * keyed by host then compute once. Any other URL (and any URL after `prevUrl` '') takes hostKey.
  */
 export function hostKeyAfter(url: string, prevUrl: string, prevHost: string): string {
   return sameAuthority(url, prevUrl) ? prevHost : hostKey(url);

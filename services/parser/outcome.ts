@@ -275,7 +275,7 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
   let prevHost = '';
   for (let i = 0; i < outDegree; i++) {
     const t = targets[i]!;
-    const host = prevUrl !== '' && sameAuthority(t.url, prevUrl) ? prevHost : hostOf(t.url);
+    const host = sameAuthority(t.url, prevUrl) ? prevHost : hostOf(t.url);
     prevUrl = t.url;
     prevHost = host;
     hosts[i] = host;

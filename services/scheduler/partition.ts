@@ -124,13 +124,13 @@ export function countIp(p: Partition, inflight: { requestId: string; ip?: string
   p.ipCounted.add(inflight.requestId);
 }
 
-/** The request ended (answered, re-issued or given up): its IP slot frees. */
 /** A request in flight is lost if no outcome comes by `at` (sweepLost). */
 export function setDeadline(p: Partition, requestId: string, host: string, at: number): void {
   p.deadlines.set(requestId, { host, at });
   if (at < p.deadlineFloor) p.deadlineFloor = at;
 }
 
+/** The request ended (answered, re-issued or given up): its IP slot frees. */
 export function releaseIp(p: Partition, requestId: string): void {
   if (p.ipCounted.delete(requestId)) p.ipSlots.finished(requestId);
 }

@@ -25,7 +25,7 @@ import { SCOPE_PREFIX, STATS_KEY, emptyStats, inFlightOf, queueOrder } from './s
 import { CrawlScope, compileUrlFilter } from './scope.ts';
 import type { HostRulesSource } from './host-rules.ts';
 import { DEFAULT_REVISIT_OPTIONS } from '../revisit/estimator.ts';
-import { hostKey, hostKeyAfter, paramFilter, siteOf } from '../common/url.ts';
+import { hostKeyAfter, paramFilter, siteOf } from '../common/url.ts';
 import { TemplateLedger, templateKey } from './templates.ts';
 import { SITE_PREFIX, SiteLedger } from './site-cap.ts';
 import type { HostState, PartitionStats, QueueRank, UrlState } from './state.ts';
@@ -160,7 +160,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     for (const r of records) {
       for (const v of linksOf(r.value)) {
         stripTrackingParams(p, v);
-        const host = prevHost === '' ? hostKey(v.url) : hostKeyAfter(v.url, prevUrl, prevHost);
+        const host = hostKeyAfter(v.url, prevUrl, prevHost);
         prevUrl = v.url;
         prevHost = host;
         values[n] = v;
