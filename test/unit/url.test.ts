@@ -220,6 +220,9 @@ test('hostKeyAfter answers like hostKey, taking the previous host when the autho
   // The repeated authorities really take the previous string.
   assert.ok(shared > 1000, `shared ${shared}`);
   assert.equal(hostKeyAfter('http://h1.sim.test:81/b', 'http://h1.sim.test:81/a', 'h1.sim.test:81'), 'h1.sim.test:81');
+  // No previous link (the first of a batch): parsed.
+  assert.equal(hostKeyAfter('http://h1.sim.test:81/b', '', ''), 'h1.sim.test:81');
+  assert.throws(() => hostKeyAfter('not a url', '', ''), TypeError);
 });
 
 test('siteOf: registrable domain on known suffixes, full host otherwise', () => {
