@@ -26,24 +26,90 @@ export interface QueueEntry {
 export type QueueOrder = (host: string, stored: readonly { readonly key: string; readonly url: string }[]) => Promise<QueueRank[]>;
 
 /**
- * An entry as the cache lists it: its rank's ordering parts copied into the entry itself (`inverted`
- * kept equal to rank.inverted), so that the binary searches of a host's list (two per re-scored URL,
- * on nearly every link) read one object per step instead of two scattered ones.
+ * An entry as the cache holds it: its rank's ordering parts copied into the entry itself (`inverted`
+ * kept equal to rank.inverted), so that the comparisons of a host's heap read one object per step
+ * instead of two scattered ones, and its place in that heap (`at`), so that a re-scored or taken
+ * entry is found without a search.
  */
-interface Listed extends QueueEntry, RankOrder {}
-
-function listed(key: string, url: string, rank: QueueRank): Listed {
-  return { key, url, rank, group: rank.group, inverted: rank.inverted, seq: rank.seq };
+interface Listed extends QueueEntry, RankOrder {
+  at: number;
 }
 
+function listed(key: string, url: string, rank: QueueRank): Listed {
+  return { key, url, rank, group: rank.group, inverted: rank.inverted, seq: rank.seq, at: -1 };
+}
+
+/**
+ * A host's queue: two binary min-heaps by rank, one of new URLs and one of known URLs due for a
+ * revisit (which rank after every new URL). Incremental PageRank re-scores queued new URLs on
+ * nearly every link; in a heap an entry moves in log2(n) swaps, where a sorted array of a host's
+ * 500 sitemap URLs shifted a hundred entries on average to let it past the ones it now outranks.
+ */
 interface HostQueue {
-  /** By rank. */
-  readonly list: Listed[];
+  readonly fresh: Listed[];
+  readonly known: Listed[];
   readonly byKey: Map<string, Listed>;
 }
 
-/** Sorts before every known URL's rank and after every new URL's. */
-const FIRST_KNOWN = { group: KNOWN_GROUP, inverted: -1, seq: -1 };
+function heapOf(queue: HostQueue, entry: RankOrder): Listed[] {
+  return entry.group === KNOWN_GROUP ? queue.known : queue.fresh;
+}
+
+function place(heap: Listed[], entry: Listed, at: number): void {
+  heap[at] = entry;
+  entry.at = at;
+}
+
+/** Moves heap[at] towards the root while it ranks before its parent. */
+function siftUp(heap: Listed[], at: number): void {
+  const entry = heap[at]!;
+  while (at > 0) {
+    const parent = (at - 1) >> 1;
+    const above = heap[parent]!;
+    if (compareQueueRanks(above, entry) <= 0) break;
+    place(heap, above, at);
+    at = parent;
+  }
+  place(heap, entry, at);
+}
+
+/** Moves heap[at] towards the leaves while a child ranks before it. */
+function siftDown(heap: Listed[], at: number): void {
+  const entry = heap[at]!;
+  const n = heap.length;
+  for (;;) {
+    let child = 2 * at + 1;
+    if (child >= n) break;
+    if (child + 1 < n && compareQueueRanks(heap[child + 1]!, heap[child]!) < 0) child++;
+    const below = heap[child]!;
+    if (compareQueueRanks(entry, below) <= 0) break;
+    place(heap, below, at);
+    at = child;
+  }
+  place(heap, entry, at);
+}
+
+function push(heap: Listed[], entry: Listed): void {
+  entry.at = heap.length;
+  heap.push(entry);
+  siftUp(heap, entry.at);
+}
+
+function unheap(heap: Listed[], entry: Listed): void {
+  const at = entry.at;
+  if (heap[at] !== entry) return;
+  const last = heap.pop()!;
+  entry.at = -1;
+  if (last === entry) return;
+  place(heap, last, at);
+  siftUp(heap, at);
+  siftDown(heap, last.at);
+}
+
+/** A host's entries in queue order (a sorted copy: heaps are only ordered along their paths). */
+function inOrder(queue: HostQueue): Listed[] {
+  return [...queue.fresh.slice().sort(compareQueueRanks), ...queue.known.slice().sort(compareQueueRanks)];
+}
 
 export class QueueCache {
   private readonly hosts = new Map<string, HostQueue>();
@@ -69,9 +135,15 @@ export class QueueCache {
     // Another load of the same host may have finished while this one waited.
     queue = this.hosts.get(host);
     if (queue) return queue;
+    // A sorted array is a heap already.
     const list = stored.map((e, i) => listed(e.key, e.url, ranks[i] ?? queueRank(host, e.key)));
     list.sort(compareQueueRanks);
-    queue = { list, byKey: new Map(list.map((e) => [e.key, e])) };
+    queue = { fresh: [], known: [], byKey: new Map() };
+    for (const e of list) {
+      const heap = heapOf(queue, e);
+      place(heap, e, heap.length);
+      queue.byKey.set(e.key, e);
+    }
     this.hosts.set(host, queue);
     this.entries += list.length;
     this.evict(host);
@@ -83,45 +155,20 @@ export class QueueCache {
       if (this.entries <= this.maxEntries) return;
       if (host === keep) continue;
       this.hosts.delete(host);
-      this.entries -= queue.list.length;
+      this.entries -= queue.byKey.size;
     }
-  }
-
-  /** Index of the first entry in [lo, hi) whose rank is not below `rank` (hi when there is none). */
-  private static position(list: readonly Listed[], rank: RankOrder, lo = 0, hi = list.length): number {
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (compareQueueRanks(list[mid]!, rank) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
   }
 
   private static insert(queue: HostQueue, entry: Listed): void {
-    queue.list.splice(QueueCache.position(queue.list, entry), 0, entry);
+    push(heapOf(queue, entry), entry);
     queue.byKey.set(entry.key, entry);
-  }
-
-  /** Where `entry` is in the sorted list; -1 when it is not there. */
-  private static indexOf(list: readonly Listed[], entry: Listed): number {
-    // Ranks are unique (they end in the entry's sequence number); scan a little for safety.
-    for (let i = QueueCache.position(list, entry); i < list.length && compareQueueRanks(list[i]!, entry) === 0; i++) {
-      if (list[i] === entry) return i;
-    }
-    return -1;
-  }
-
-  /** Takes `entry` out of the sorted list (not out of `byKey`). */
-  private static unlist(list: Listed[], entry: Listed): void {
-    const i = QueueCache.indexOf(list, entry);
-    if (i >= 0) list.splice(i, 1);
   }
 
   private static take(queue: HostQueue, key: string): QueueEntry | undefined {
     const entry = queue.byKey.get(key);
     if (!entry) return undefined;
     queue.byKey.delete(key);
-    QueueCache.unlist(queue.list, entry);
+    unheap(heapOf(queue, entry), entry);
     return entry;
   }
 
@@ -153,48 +200,36 @@ export class QueueCache {
     if (!queue || !entry || entry.group === KNOWN_GROUP) return;
     // Its key stays, and so does its place in `byKey`: a delete and a set per link made the Map
     // rebuild its table again and again.
-    const list = queue.list;
-    const from = QueueCache.indexOf(list, entry);
-    if (from < 0) return;
+    const heap = queue.fresh;
+    if (heap[entry.at] !== entry) return;
+    const before = entry.inverted;
     entry.inverted = entry.rank.inverted = rescoredInverted(entry.rank, score);
-    // It moves past the entries it now ranks before (or after): they shift by one place. Two splices
-    // (out, back in) moved the whole tail twice and made an array per call, on nearly every link.
-    let to = from;
-    if (to > 0 && compareQueueRanks(list[to - 1]!, entry) > 0) {
-      const target = QueueCache.position(list, entry, 0, from);
-      for (; to > target; to--) list[to] = list[to - 1]!;
-    } else if (to + 1 < list.length && compareQueueRanks(list[to + 1]!, entry) < 0) {
-      const target = QueueCache.position(list, entry, from + 1, list.length) - 1;
-      for (; to < target; to++) list[to] = list[to + 1]!;
-    }
-    list[to] = entry;
+    if (entry.inverted < before) siftUp(heap, entry.at);
+    else if (entry.inverted > before) siftDown(heap, entry.at);
   }
 
   async head(host: string): Promise<QueueEntry | undefined> {
-    return (await this.load(host)).list[0];
+    const queue = await this.load(host);
+    return queue.fresh[0] ?? queue.known[0];
   }
 
   /** Best new URL (discovery queue). */
   async headNew(host: string): Promise<QueueEntry | undefined> {
-    const first = (await this.load(host)).list[0];
-    return first && first.group !== KNOWN_GROUP ? first : undefined;
+    return (await this.load(host)).fresh[0];
   }
 
-  /** Best known URL due for a revisit (they sort after every new URL). */
+  /** Best known URL due for a revisit (they rank after every new URL). */
   async headKnown(host: string): Promise<QueueEntry | undefined> {
-    const list = (await this.load(host)).list;
-    const entry = list[QueueCache.position(list, FIRST_KNOWN)];
-    return entry && entry.group === KNOWN_GROUP ? entry : undefined;
+    return (await this.load(host)).known[0];
   }
 
-  /** Known URLs in the host's queue (they are the tail of its list). */
+  /** Known URLs in the host's queue. */
   async knownCount(host: string): Promise<number> {
-    const list = (await this.load(host)).list;
-    return list.length - QueueCache.position(list, FIRST_KNOWN);
+    return (await this.load(host)).known.length;
   }
 
   /** The host's entries in queue order. */
   async all(host: string): Promise<readonly QueueEntry[]> {
-    return [...(await this.load(host)).list];
+    return inOrder(await this.load(host));
   }
 }

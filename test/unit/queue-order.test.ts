@@ -10,7 +10,7 @@ import { TaskStores } from '../../services/runtime/store.ts';
 import type { TaskStore } from '../../services/runtime/store.ts';
 import { QueueCache } from '../../services/scheduler/queue-cache.ts';
 import type { QueueOrder } from '../../services/scheduler/queue-cache.ts';
-import { compareQueueRanks, knownQueueKey, queueKey, queueOrder, queueRank, rescoredInverted } from '../../services/scheduler/state.ts';
+import { KNOWN_GROUP, compareQueueRanks, knownQueueKey, queueKey, queueOrder, queueRank, rescoredInverted } from '../../services/scheduler/state.ts';
 import type { UrlState } from '../../services/scheduler/state.ts';
 import { REDIRECT_QUEUE_BOOST } from '../../services/scheduler/redirects.ts';
 import { tempDir, removeDir } from '../support/transports.ts';
@@ -183,6 +183,59 @@ describe('QueueCache', () => {
       const list = await cache.all(HOST);
       assert.equal(list.length, n);
       for (let i = 1; i < list.length; i++) assert.ok(compareQueueRanks(list[i - 1]!.rank, list[i]!.rank) < 0, 'sorted');
+    });
+  });
+
+  it('answers head, headNew, headKnown and knownCount as a sorted list would through adds, takes and moves of new and known URLs', async () => {
+    dir = tempDir('meguri-queue-mixed-');
+    await withQueues(dir, async ({ store, scores, keys, orderOf, commit }) => {
+      const cache = new QueueCache(store, orderOf);
+      await cache.head(HOST);
+      // The model: every queued entry's current rank, by key.
+      const model = new Map<string, { url: string; rank: ReturnType<typeof queueRank> }>();
+      let seed = 11;
+      const random = (): number => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+      let seq = 0;
+      for (let step = 0; step < 3000; step++) {
+        const pick = random();
+        const queued = [...model.keys()];
+        if (pick < 0.35 || queued.length === 0) {
+          const url = `http://${HOST}/x${seq}`;
+          const known = random() < 0.3;
+          const score = random() * 10;
+          const key = known ? knownQueueKey(HOST, random(), seq) : queueKey(HOST, score, seq, random() < 0.2 ? 1 : 0);
+          seq++;
+          scores.set(url, score);
+          keys.set(url, key);
+          cache.add(HOST, key, url);
+          model.set(key, { url, rank: queueRank(HOST, key) });
+        } else if (pick < 0.6) {
+          const key = queued[Math.floor(random() * queued.length)]!;
+          cache.remove(HOST, key);
+          model.delete(key);
+        } else {
+          const key = queued[Math.floor(random() * queued.length)]!;
+          const entry = model.get(key)!;
+          const score = random() < 0.5 ? scores.get(entry.url)! * 2 : random();
+          scores.set(entry.url, score);
+          cache.rescore(HOST, key, score);
+          if (entry.rank.group !== KNOWN_GROUP) entry.rank.inverted = rescoredInverted(entry.rank, score);
+        }
+        const sorted = [...model.entries()].sort((a, b) => compareQueueRanks(a[1].rank, b[1].rank)).map(([key]) => key);
+        const knownKeys = sorted.filter((k) => model.get(k)!.rank.group === KNOWN_GROUP);
+        const newKeys = sorted.filter((k) => model.get(k)!.rank.group !== KNOWN_GROUP);
+        assert.equal((await cache.head(HOST))?.key, sorted[0], `head after step ${step}`);
+        assert.equal((await cache.headNew(HOST))?.key, newKeys[0], `headNew after step ${step}`);
+        assert.equal((await cache.headKnown(HOST))?.key, knownKeys[0], `headKnown after step ${step}`);
+        assert.equal(await cache.knownCount(HOST), knownKeys.length);
+        if (step % 250 === 249) {
+          assert.deepEqual((await cache.all(HOST)).map((e) => e.key), sorted, `all() after step ${step}`);
+          await commit();
+          const reloaded = new QueueCache(store, orderOf);
+          assert.deepEqual((await reloaded.all(HOST)).map((e) => e.key), sorted, `a reload after step ${step}`);
+        }
+      }
+      assert.ok(model.size > 100, `the queue held ${model.size} entries at the end`);
     });
   });
 });
