@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { runCrawl } from '../services/cli/crawl.ts';
 import { createResolver } from '../services/fetcher/dns.ts';
 import { tempDir, removeDir, uniquePrefix } from '../test/support/transports.ts';
-import { deleteTopicsWithPrefix } from './kafka-topics.ts';
+import { removeRunTopics, requireBroker } from './kafka-topics.ts';
 import { machineInfo, machineLine } from './machine.ts';
 
 const { values } = parseArgs({
@@ -88,11 +88,12 @@ async function run(kind: 'embedded' | 'kafka'): Promise<Record<string, number | 
     clearInterval(sampler);
     web.stop();
     removeDir(dir);
-    if (kind === 'kafka') await deleteTopicsWithPrefix(values.kafka.split(','), topicPrefix);
+    if (kind === 'kafka') await removeRunTopics(values.kafka.split(','), topicPrefix);
   }
 }
 
 const kinds: ('embedded' | 'kafka')[] = values.transport ? [values.transport as 'embedded' | 'kafka'] : values.kafka ? ['embedded', 'kafka'] : ['embedded'];
+if (kinds.includes('kafka')) await requireBroker(values.kafka.split(','), 'bench:crawl');
 const results = [];
 for (const k of kinds) results.push(await run(k));
 const machine = machineInfo();

@@ -12,7 +12,7 @@ import type { ServiceDefinition, Transport } from '../services/runtime/index.ts'
 import { tempDir, removeDir, uniquePrefix } from '../test/support/transports.ts';
 import { machineInfo, machineLine } from './machine.ts';
 import { crawlCatalog } from '../topology/catalog.ts';
-import { deleteTopicsWithPrefix } from './kafka-topics.ts';
+import { removeRunTopics, requireBroker } from './kafka-topics.ts';
 
 const { values } = parseArgs({
   options: {
@@ -72,7 +72,7 @@ async function run(kind: 'embedded' | 'kafka'): Promise<Record<string, number | 
   await service.stop();
   await transport.close();
   removeDir(dir);
-  if (kind === 'kafka') await deleteTopicsWithPrefix(values.kafka.split(','), prefix);
+  if (kind === 'kafka') await removeRunTopics(values.kafka.split(','), prefix);
   return {
     transport: kind,
     records: N,
@@ -83,6 +83,7 @@ async function run(kind: 'embedded' | 'kafka'): Promise<Record<string, number | 
   };
 }
 
+if (values.kafka) await requireBroker(values.kafka.split(','), 'bench:platform');
 const results = [await run('embedded')];
 if (values.kafka) results.push(await run('kafka'));
 const machine = machineInfo();

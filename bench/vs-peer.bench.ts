@@ -31,7 +31,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { deleteTopicsWithPrefix } from './kafka-topics.ts';
+import { removeRunTopics, requireBroker } from './kafka-topics.ts';
 import { machineInfo, machineLine } from './machine.ts';
 import { rampUp } from './vs-peer/ramp-up.ts';
 import type { ServedRequest } from './vs-peer/ramp-up.ts';
@@ -208,7 +208,7 @@ async function meguri(web: Awaited<ReturnType<typeof startWeb>>, kind: 'embedded
     return rowOf(`meguri crawl (${kind})`, r, { pages: s.pagesFetched, elapsedS: s.elapsedS, pagesPerS: s.pagesPerS, duplicates: s.duplicateFetches, errors: s.errors }, cpuSecondsOf(web.pid) - cpu0);
   } finally {
     rmSync(dir, { recursive: true, force: true });
-    if (kind === 'kafka') await deleteTopicsWithPrefix(values.kafka.split(','), topicPrefix);
+    if (kind === 'kafka') await removeRunTopics(values.kafka.split(','), topicPrefix);
   }
 }
 
@@ -221,6 +221,7 @@ const wanted = values.only ? values.only.split(',') : ['peer', 'embedded', ...(v
 if (wanted.includes('kafka') && !values.kafka) throw new Error('--only kafka needs --kafka host:port');
 const runs = Number(values.runs);
 if (!Number.isInteger(runs) || runs < 1) throw new RangeError('--runs: a whole number ≥ 1');
+if (wanted.includes('kafka')) await requireBroker(values.kafka.split(','), 'bench:vs-peer');
 const rounds: Row[][] = [];
 const web = await startWeb();
 try {
