@@ -17,6 +17,7 @@ import { FETCHER_DEFAULTS } from '../fetcher/defaults.ts';
 import type { ReplayFlags } from './replay.ts';
 import { replayAnalyses } from './replay-analyses.ts';
 import { addLogLocation } from './log-location.ts';
+import { errorLine } from './error-line.ts';
 import type { LogLocation } from './log-location.ts';
 import { JOBS } from '../analyze/jobs.ts';
 import type { ScanProgress } from '../analyze/scan.ts';
@@ -875,7 +876,7 @@ buildProgram()
   .parseAsync(process.argv)
   .catch((err: unknown) => {
     const e = err as Error & { code?: string };
-    console.error(`meguri: ${e.message}`);
+    console.error(errorLine(err));
     if (process.env.MEGURI_DEBUG) console.error(e.stack);
     process.exitCode = e.code === 'MEGURI_ERR_CONFIG' ? 2 : 1;
   });
