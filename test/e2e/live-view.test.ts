@@ -7,12 +7,12 @@ import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import puppeteer from 'puppeteer-core';
 import type { Browser } from 'puppeteer-core';
 import { tempDir, removeDir } from '../support/transports.ts';
+import { freePort } from '../support/ports.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -22,17 +22,6 @@ function chromiumPath(): string | undefined {
     if (r.status === 0 && r.stdout.trim() !== '') return r.stdout.trim();
   }
   return undefined;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 const chromium = chromiumPath();

@@ -7,26 +7,18 @@
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { SimWeb } from '../../services/simweb/index.ts';
 import type { AccessLogEntry } from '../../services/simweb/index.ts';
 import { kafkaBrokers, tempDir, removeDir, uniquePrefix, waitFor } from '../support/transports.ts';
 import { pageRequests, resolveEntries, urlKey, pageKey } from '../support/crawl-check.ts';
+import { freePort } from '../support/ports.ts';
 
 const running = (c: ChildProcess): boolean => c.exitCode === null && c.signalCode === null;
 const bin = fileURLToPath(new URL('../../bin/meguri.js', import.meta.url));
 const CAP = 2;
 const HOSTS = 12;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Input partitions a service owns, from its /metrics (0 while it is not up yet). */
 async function assignedPartitions(port: number): Promise<number> {

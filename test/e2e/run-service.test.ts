@@ -6,24 +6,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { kafkaBrokers, tempDir, removeDir, uniquePrefix, waitFor } from '../support/transports.ts';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { configMapData, schedulerConfigFile } from '../../topology/generate-k8s.ts';
+import { freePort } from '../support/ports.ts';
 
 const bin = fileURLToPath(new URL('../../bin/meguri.js', import.meta.url));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function get(port: number, path: string): Promise<{ status: number; body: string }> {
   const res = await fetch(`http://127.0.0.1:${port}${path}`);

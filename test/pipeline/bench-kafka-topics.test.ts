@@ -5,23 +5,13 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { BrokerUnreachableError, assertBrokerReachable, removeRunTopics } from '../../bench/kafka-topics.ts';
 import { kafkaBrokers } from '../support/transports.ts';
-
-/** A loopback port nothing listens on: one the system just handed out and took back. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  assert.ok(address !== null && typeof address === 'object');
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return address.port;
-}
+import { freePort } from '../support/ports.ts';
 
 describe('benchmark broker helpers', () => {
   it('refuses an address nothing answers at, quickly, saying how to start the local broker', async () => {
-    const brokers = [`127.0.0.1:${await closedPort()}`];
+    const brokers = [`127.0.0.1:${await freePort()}`];
     const started = performance.now();
     await assert.rejects(assertBrokerReachable(brokers), (err: unknown) => {
       assert.ok(err instanceof BrokerUnreachableError);
@@ -37,7 +27,7 @@ describe('benchmark broker helpers', () => {
   });
 
   it("reports a failed clean-up of a run's topics on stderr instead of throwing", async () => {
-    const brokers = [`127.0.0.1:${await closedPort()}`];
+    const brokers = [`127.0.0.1:${await freePort()}`];
     const written: string[] = [];
     const original = console.error;
     console.error = (...args: unknown[]) => void written.push(args.join(' '));

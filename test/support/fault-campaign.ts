@@ -9,7 +9,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel, AssignerProtocol } from 'kafkajs';
@@ -27,6 +26,7 @@ import { crawlFigures } from './fault-figures.ts';
 import { describeFigures } from './fault-assertions.ts';
 import type { CrawlFigures, FetcherKill } from './fault-figures.ts';
 import { removeDir, tempDir, uniquePrefix } from './transports.ts';
+import { freePort } from './ports.ts';
 
 export type Role = 'scheduler' | 'fetcher' | 'parser';
 const roles: readonly Role[] = ['scheduler', 'fetcher', 'parser'];
@@ -82,18 +82,6 @@ export interface ScenarioFigures extends CrawlFigures {
   /** Dead-letter reasons, counted. */
   readonly deadLetterReasons: Readonly<Record<string, number>>;
   readonly logDir: string;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen({ port: 0, host: '127.0.0.1' }, () => {
-      const address = srv.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 const running = (c: ChildProcess): boolean => c.exitCode === null && c.signalCode === null;

@@ -5,22 +5,13 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { kafkajs } from '../../services/runtime/kafka/kafkajs.ts';
 import { errorLine, isBrokerUnreachable } from '../../services/cli/error-line.ts';
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  assert.ok(address !== null && typeof address === 'object');
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return address.port;
-}
+import { freePort } from '../support/ports.ts';
 
 describe('errorLine', () => {
   it("names an unreachable broker and how to start the local one, from kafkajs's own error", async () => {
-    const broker = `127.0.0.1:${await closedPort()}`;
+    const broker = `127.0.0.1:${await freePort()}`;
     const admin = new kafkajs.Kafka({ clientId: 'error-line-test', brokers: [broker], logLevel: kafkajs.logLevel.NOTHING, retry: { retries: 1, initialRetryTime: 50 } }).admin();
     const err = await admin.connect().then(
       () => assert.fail('connected to a closed port'),
