@@ -50,6 +50,12 @@ const kafkajsProduce = originals<ProduceFn>(
 );
 const installedProduce = require(producePath) as ProduceFn;
 
+type RequestFn = (r: { correlationId: number; clientId: string | null; request: { apiKey: number; apiVersion: number; encode(): Promise<Encoded> | Encoded } }) => Promise<Encoded>;
+const requestPath = src('protocol', 'request.js');
+const kafkajsRequest = original<RequestFn>(requestPath);
+const installedRequest = require(requestPath) as RequestFn;
+const KafkajsEncoder = require(src('protocol', 'encoder.js')) as new () => Encoded & { writeInt32(v: number): Encoded; writeString(v: string | null): Encoded };
+
 const kafkajsRecord = original<RecordFn>(src('protocol', 'recordBatch', 'record', 'v0', 'index.js'));
 const kafkajsRecordBatch = original<{ RecordBatch: RecordBatchFn }>(src('protocol', 'recordBatch', 'v0', 'index.js')).RecordBatch;
 const kafkajsCrc32C = original<(b: Buffer) => number>(src('protocol', 'recordBatch', 'crc32C', 'index.js'));
@@ -164,6 +170,51 @@ describe('kafkajs record batch', () => {
         clock.mock.restore();
       }
     }
+  });
+
+  it('frames requests as kafkajs does: a produce body written in place, any other body copied once', async () => {
+    assert.notEqual(installedRequest, kafkajsRequest);
+    const produce = {
+      acks: -1,
+      timeout: 30000,
+      compression: Types.None,
+      transactionalId: 'scheduler-2',
+      producerId: Long.fromValue(77),
+      producerEpoch: 1,
+      topicData: [
+        { topic: 'meguri.links', partitions: [{ partition: 2, firstSequence: 3, messages: messages(40, 2).map(({ offsetDelta: _o, timestampDelta: _t, ...m }) => ({ ...m, timestamp: 1795847076274 })) }] },
+        { topic: 'meguri.frontier', partitions: [{ partition: 0, messages: [{ key: 'h1.sim.test', value: '{"url":"http://h1.sim.test/"}', timestamp: 1795847076275 }] }] },
+      ],
+    };
+    const other = {
+      apiKey: 3,
+      apiVersion: 5,
+      encode: () => {
+        const e = new KafkajsEncoder();
+        e.writeInt32(2);
+        e.writeString('meguri.pages');
+        e.writeString('ü'.repeat(300));
+        return e;
+      },
+    };
+    for (const clientId of ['meguri', null, 'クローラ-7']) {
+      for (const [name, ours, theirs] of [
+        ['produce', installedProduce(produce), kafkajsProduce(produce)],
+        ['another request', other, other],
+      ] as const) {
+        const [a, b] = [
+          (await installedRequest({ correlationId: 4242, clientId, request: ours })).buffer,
+          (await kafkajsRequest({ correlationId: 4242, clientId, request: theirs })).buffer,
+        ];
+        assert.ok(a.equals(b), `${name}, client id ${String(clientId)}: ${a.length} bytes against ${b.length}`);
+      }
+    }
+    // A produce body is written straight into the request's own buffer, never into one of its own.
+    const body = (await installedProduce(produce).encode()) as Encoded & { written?: Buffer };
+    const framed = (await installedRequest({ correlationId: 1, clientId: 'meguri', request: { apiKey: 0, apiVersion: 3, encode: () => body } })).buffer;
+    assert.equal(framed.length, 4 + 2 + 2 + 4 + 2 + 'meguri'.length + body.size());
+    assert.equal(body.written, undefined);
+    assert.ok(framed.subarray(framed.length - body.size()).equals(body.buffer));
   });
 
   it('computes CRC-32C as kafkajs does, at any offset and length', () => {

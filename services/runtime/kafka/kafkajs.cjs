@@ -3,7 +3,8 @@
  * kafkajs 2.2.4 with a read_committed consumer that never delivers aborted records, a producer
  * that groups a send's messages per partition in linear time, a protocol encoder that does not
  * zero-fill the buffers it writes over, produce requests whose record batches are written in one
- * pass without a copy of each message (record-batch.cjs), and coordinator lookups kept for a second (coordinator-cache.cjs)
+ * pass without a copy of each message, every request framed in one buffer of its exact size, a
+ * produce request's batches written straight into it (record-batch.cjs), and coordinator lookups kept for a second (coordinator-cache.cjs)
  * instead of one FindCoordinator request per transaction step.
  *
  * kafkajs is no longer maintained, so its faulty filter (see read-committed.cjs), its quadratic
@@ -23,7 +24,7 @@ const { filterAbortedMessages } = require('./read-committed.cjs');
 const groupMessagesPerPartition = require('./group-messages.cjs');
 const { compileEncoder, UnfilledBuffer } = require('./unfilled-encoder.cjs');
 const { installCoordinatorCache, hasCoordinatorCache } = require('./coordinator-cache.cjs');
-const { measureRecord, createRecordBatch, createProduceRequest } = require('./record-batch.cjs');
+const { measureRecord, createRecordBatch, createProduceRequest, createRequest } = require('./record-batch.cjs');
 
 const kafkajsDir = path.dirname(require.resolve('kafkajs/package.json'));
 const filterPath = path.join(kafkajsDir, 'src', 'consumer', 'filterAbortedMessages.js');
@@ -34,13 +35,15 @@ const clusterPath = path.join(kafkajsDir, 'src', 'cluster', 'index.js');
 const recordPath = path.join(kafkajsDir, 'src', 'protocol', 'recordBatch', 'record', 'v0', 'index.js');
 const recordBatchPath = path.join(kafkajsDir, 'src', 'protocol', 'recordBatch', 'v0', 'index.js');
 const produceRequestPath = path.join(kafkajsDir, 'src', 'protocol', 'requests', 'produce', 'v3', 'request.js');
+const requestPath = path.join(kafkajsDir, 'src', 'protocol', 'request.js');
 const Encoder = compileEncoder(encoderPath, UnfilledBuffer);
 const recordBatch = createRecordBatch({
   Encoder,
   longPath: path.join(kafkajsDir, 'src', 'utils', 'long.js'),
   compressionPath: path.join(kafkajsDir, 'src', 'protocol', 'message', 'compression', 'index.js'),
 });
-const produceRequest = createProduceRequest({ Encoder, RecordBatch: recordBatch.RecordBatch });
+const produceRequest = createProduceRequest({ planBatch: recordBatch.planBatch });
+const request = createRequest({ Encoder });
 // kafkajs modules replaced before kafkajs loads them, and the module that requires each.
 const replacements = [
   { file: filterPath, exports: filterAbortedMessages, user: batchPath },
@@ -49,6 +52,7 @@ const replacements = [
   { file: recordPath, exports: measureRecord, user: produceRequestPath },
   { file: recordBatchPath, exports: recordBatch, user: produceRequestPath },
   { file: produceRequestPath, exports: produceRequest, user: path.join(kafkajsDir, 'src', 'protocol', 'requests', 'produce', 'index.js') },
+  { file: requestPath, exports: request, user: path.join(kafkajsDir, 'src', 'network', 'connection.js') },
 ];
 
 function installReplacements() {
@@ -98,7 +102,7 @@ function selfCheck() {
   if (require(encoderPath) !== Encoder || encoded.toString('hex') !== '000000070c6d6567757269000000026162') {
     throw new Error(`meguri could not install its protocol encoder into kafkajs at ${kafkajsDir} (a different kafkajs version?)`);
   }
-  if (require(recordBatchPath) !== recordBatch || require(recordPath) !== measureRecord || require(produceRequestPath) !== produceRequest) {
+  if (require(recordBatchPath) !== recordBatch || require(recordPath) !== measureRecord || require(produceRequestPath) !== produceRequest || require(requestPath) !== request) {
     throw new Error(`meguri could not install its record batch encoder into kafkajs at ${kafkajsDir} (a different kafkajs version?)`);
   }
   const Cluster = require(clusterPath);

@@ -8,13 +8,15 @@
  * Kafka (about a hundred records per page: the page, links, outcomes, frontier requests and the
  * scheduler's changelogs) that was the largest single cost of the event loop.
  *
- * Here `Record` only measures a record, and `RecordBatch` writes the whole batch (header, records,
- * CRC-32C) into one buffer of the exact size: the bytes kafkajs would have written, checked against
- * its own encoders in test/unit/kafkajs-record-batch.test.ts. A compressed batch writes its records
- * into one buffer for the codec the same way.
+ * Here `Record` only measures a record, and a batch (header, records, CRC-32C) is measured and then
+ * written in place: `RecordBatch` into one buffer of the exact size, a produce request straight into
+ * the buffer of the whole request, framed by `createRequest` — the bytes kafkajs would have written,
+ * checked against its own encoders in test/unit/kafkajs-record-batch.test.ts. A compressed batch
+ * writes its records into one buffer for the codec the same way.
  *
  * Plain CommonJS, because kafkajs.cjs installs these in place of kafkajs's modules
- * (src/protocol/recordBatch/record/v0/index.js and src/protocol/recordBatch/v0/index.js).
+ * (src/protocol/recordBatch/record/v0/index.js, src/protocol/recordBatch/v0/index.js,
+ * src/protocol/requests/produce/v3/request.js and src/protocol/request.js).
  */
 
 const MAGIC_BYTE = 2;
@@ -222,7 +224,11 @@ function createRecordBatch({ Encoder, longPath, compressionPath }) {
     return buf;
   }
 
-  async function RecordBatch({
+  /**
+   * A record batch measured (and its records compressed, if asked), written later by `write` into
+   * a buffer someone else allocated: the produce request writes all its batches into its own.
+   */
+  async function planBatch({
     compression: codec = 0,
     firstOffset = 0,
     firstTimestamp = Date.now(),
@@ -245,43 +251,106 @@ function createRecordBatch({ Encoder, longPath, compressionPath }) {
       compressed = await compression.lookupCodec(codec).compress(asEncoder(recordsBuffer(records)));
       recordBytes = compressed.length;
     }
-    const out = Buffer.allocUnsafe(BATCH_PREFIX_BYTES + BODY_HEADER_BYTES + recordBytes);
-    let pos = writeInt64(out, 0, firstOffset);
-    out.writeInt32BE(out.length - 12, pos);
-    out.writeInt32BE(partitionLeaderEpoch, pos + 4);
-    out.writeInt8(MAGIC_BYTE, pos + 8);
-    const bodyStart = BATCH_PREFIX_BYTES;
-    pos = bodyStart;
-    out.writeInt16BE(attributes, pos);
-    out.writeInt32BE(lastOffsetDelta, pos + 2);
-    pos = writeInt64(out, pos + 6, firstTimestamp);
-    pos = writeInt64(out, pos, maxTimestamp);
-    pos = writeInt64(out, pos, producerId);
-    out.writeInt16BE(producerEpoch, pos);
-    out.writeInt32BE(firstSequence, pos + 2);
-    out.writeInt32BE(records.length, pos + 6);
-    pos += 10;
-    if (compressed === undefined) {
-      for (const r of records) pos = writeRecord(r, out, pos);
-    } else {
-      compressed.copy(out, pos);
-      pos += compressed.length;
-    }
-    if (pos !== out.length) throw new Error(`record batch: wrote ${pos} of ${out.length} bytes`);
-    out.writeUInt32BE(crc32c(out, bodyStart, out.length), bodyStart - 4);
+    const size = BATCH_PREFIX_BYTES + BODY_HEADER_BYTES + recordBytes;
+    /** Writes the batch at buf[start, start + size) and returns start + size. */
+    const write = (out, start) => {
+      let pos = writeInt64(out, start, firstOffset);
+      out.writeInt32BE(size - 12, pos);
+      out.writeInt32BE(partitionLeaderEpoch, pos + 4);
+      out.writeInt8(MAGIC_BYTE, pos + 8);
+      const bodyStart = start + BATCH_PREFIX_BYTES;
+      pos = bodyStart;
+      out.writeInt16BE(attributes, pos);
+      out.writeInt32BE(lastOffsetDelta, pos + 2);
+      pos = writeInt64(out, pos + 6, firstTimestamp);
+      pos = writeInt64(out, pos, maxTimestamp);
+      pos = writeInt64(out, pos, producerId);
+      out.writeInt16BE(producerEpoch, pos);
+      out.writeInt32BE(firstSequence, pos + 2);
+      out.writeInt32BE(records.length, pos + 6);
+      pos += 10;
+      if (compressed === undefined) {
+        for (const r of records) pos = writeRecord(r, out, pos);
+      } else {
+        compressed.copy(out, pos);
+        pos += compressed.length;
+      }
+      if (pos !== start + size) throw new Error(`record batch: wrote ${pos - start} of ${size} bytes`);
+      out.writeUInt32BE(crc32c(out, bodyStart, pos), bodyStart - 4);
+      return pos;
+    };
+    return { size, write };
+  }
+
+  async function RecordBatch(batch) {
+    const plan = await planBatch(batch);
+    const out = Buffer.allocUnsafe(plan.size);
+    plan.write(out, 0);
     return asEncoder(out);
   }
 
-  return { RecordBatch, MAGIC_BYTE };
+  return { RecordBatch, planBatch, MAGIC_BYTE };
+}
+
+/** Bytes of a protocol string as kafkajs writes it: Int16 length (−1 for null), then UTF-8. */
+function sizeOfString(value) {
+  return value === null || value === undefined ? 2 : 2 + Buffer.byteLength(value, 'utf8');
+}
+
+function writeString(buf, pos, value) {
+  if (value === null || value === undefined) {
+    buf.writeInt16BE(-1, pos);
+    return pos + 2;
+  }
+  const n = Buffer.byteLength(value, 'utf8');
+  buf.writeInt16BE(n, pos);
+  buf.write(value, pos + 2, n, 'utf8');
+  return pos + 2 + n;
+}
+
+/**
+ * A request body measured first and written once, straight into the buffer of the whole request
+ * (createRequest below). It still reads as a kafkajs Encoder (`buf`, `offset`, `buffer`, `size()`),
+ * written into a buffer of its own on first use, for any caller that wants one.
+ */
+class DeferredPayload {
+  constructor(size, writeTo) {
+    this.bytes = size;
+    /** Writes the body at buf[start, start + size) and returns start + size; may run again. */
+    this.writeTo = writeTo;
+    this.written = undefined;
+  }
+
+  size() {
+    return this.bytes;
+  }
+
+  get offset() {
+    return this.bytes;
+  }
+
+  get buf() {
+    if (this.written === undefined) {
+      const buf = Buffer.allocUnsafe(this.bytes);
+      this.writeTo(buf, 0);
+      this.written = buf;
+    }
+    return this.written;
+  }
+
+  get buffer() {
+    return this.buf;
+  }
 }
 
 /**
  * kafkajs's Produce request (protocol/requests/produce/v3/request.js, which versions 4 to 7 reuse)
  * over the record batch above: the same bytes, without a copy of every message (kafkajs spread each
- * one into a new object to add its offset and timestamp deltas) or an Encoder per topic and
- * partition. `RecordBatch` is the one createRecordBatch made.
+ * one into a new object to add its offset and timestamp deltas), an Encoder per topic and
+ * partition, or a copy of every batch: the batches are measured, and the body is written once, into
+ * the request's own buffer (a DeferredPayload). `planBatch` is the one createRecordBatch made.
  */
-function createProduceRequest({ Encoder, RecordBatch }) {
+function createProduceRequest({ planBatch }) {
   const PRODUCE = 0;
   return ({ acks, timeout, transactionalId = null, producerId, producerEpoch = 0, compression, topicData }) => ({
     apiKey: PRODUCE,
@@ -289,13 +358,15 @@ function createProduceRequest({ Encoder, RecordBatch }) {
     apiName: 'Produce',
     expectResponse: () => acks !== 0,
     encode: async () => {
-      const out = new Encoder().writeString(transactionalId).writeInt16(acks).writeInt32(timeout).writeInt32(topicData.length);
+      const topics = [];
+      let size = sizeOfString(transactionalId) + 2 + 4 + 4;
       for (const { topic, partitions } of topicData) {
-        out.writeString(topic).writeInt32(partitions.length);
+        const batches = [];
+        size += sizeOfString(topic) + 4;
         for (const { partition, messages, firstSequence } of partitions) {
           const { firstTimestamp, maxTimestamp, now } = batchTimes(messages);
-          const batch = await RecordBatch({
-            // Absent, both take RecordBatch's defaults, kafkajs's own (no compression, producer id -1).
+          const batch = await planBatch({
+            // Absent, both take planBatch's defaults, kafkajs's own (no compression, producer id -1).
             compression,
             firstTimestamp,
             maxTimestamp,
@@ -306,12 +377,61 @@ function createProduceRequest({ Encoder, RecordBatch }) {
             lastOffsetDelta: messages.length - 1,
             records: measureMessages(messages, firstTimestamp, now),
           });
-          out.writeInt32(partition).writeInt32(batch.size()).writeEncoder(batch);
+          batches.push({ partition, batch });
+          size += 4 + 4 + batch.size;
         }
+        topics.push({ topic, batches });
       }
-      return out;
+      return new DeferredPayload(size, (buf, start) => {
+        let pos = writeString(buf, start, transactionalId);
+        buf.writeInt16BE(acks, pos);
+        buf.writeInt32BE(timeout, pos + 2);
+        buf.writeInt32BE(topics.length, pos + 6);
+        pos += 10;
+        for (const { topic, batches } of topics) {
+          pos = writeString(buf, pos, topic);
+          buf.writeInt32BE(batches.length, pos);
+          pos += 4;
+          for (const { partition, batch } of batches) {
+            buf.writeInt32BE(partition, pos);
+            buf.writeInt32BE(batch.size, pos + 4);
+            pos = batch.write(buf, pos + 8);
+          }
+        }
+        if (pos !== start + size) throw new Error(`produce request: wrote ${pos - start} of ${size} bytes`);
+        return pos;
+      });
     },
   });
+}
+
+/**
+ * kafkajs's protocol/request.js, which frames every request: its size, then the header (API key and
+ * version, correlation id, client id), then the body. kafkajs copied the body into a header-prefixed
+ * Encoder and that into a size-prefixed one, each allocated at the next power of two: three to four
+ * times the bytes of every produce request, in buffers too large for Node's pool (and so counted by
+ * V8 as external memory, which starts full garbage collections). Here the request is one buffer of
+ * its exact size; a DeferredPayload body is written straight into it, any other body copied once.
+ */
+function createRequest({ Encoder }) {
+  return async ({ correlationId, clientId, request: { apiKey, apiVersion, encode } }) => {
+    const payload = await encode();
+    const body = payload instanceof DeferredPayload ? undefined : payload.buffer;
+    const bodySize = body === undefined ? payload.size() : body.length;
+    const headerSize = 2 + 2 + 4 + sizeOfString(clientId);
+    const out = Buffer.allocUnsafe(4 + headerSize + bodySize);
+    out.writeInt32BE(headerSize + bodySize, 0);
+    out.writeInt16BE(apiKey, 4);
+    out.writeInt16BE(apiVersion, 6);
+    out.writeInt32BE(correlationId, 8);
+    const at = writeString(out, 12, clientId);
+    if (body === undefined) payload.writeTo(out, at);
+    else body.copy(out, at);
+    const e = new Encoder(0);
+    e.buf = out;
+    e.offset = out.length;
+    return e;
+  };
 }
 
 /**
@@ -350,4 +470,4 @@ function measureMessages(messages, firstTimestamp, now) {
   return records;
 }
 
-module.exports = { measureRecord, createRecordBatch, createProduceRequest, crc32c, MeasuredRecord };
+module.exports = { measureRecord, createRecordBatch, createProduceRequest, createRequest, crc32c, MeasuredRecord, DeferredPayload };
