@@ -189,6 +189,20 @@ const DECODE_AT_END_MAX_BYTES = 64 * 1024;
 /** Reason passed to undici when we stop reading on purpose; never surfaces in a record. */
 const STOP = new Error('response no longer needed');
 
+/** What a kept network chunk may hold beside the body (a response's headers) and still be kept as it is. */
+const MAX_SPARE_BYTES = 4096;
+
+/**
+ * A body that is one network chunk: a view into the socket read that brought it. Node gives every
+ * read an ArrayBuffer of exactly the bytes read, so when the rest of that buffer is only the
+ * response's headers the view is kept as it is; a copy would be one more buffer outside V8's heap
+ * per page (such buffers, alive across two young collections, are what starts full collections).
+ * A view into a read that holds much more gets a copy of its own, not to keep the rest alive.
+ */
+export function ownBytes(view: Buffer): Buffer {
+  return view.buffer.byteLength - view.length <= MAX_SPARE_BYTES ? view : Buffer.from(view);
+}
+
 function ms(x: number): number {
   return Math.round(x * 1000) / 1000;
 }
@@ -532,8 +546,7 @@ class Exchange implements Dispatcher.DispatchHandler {
    */
   private keepEncoded(encoding: ContentEncoding, input: Buffer, isNetworkChunk: boolean): void {
     this.keptEncoding = encoding;
-    // One network chunk is a view into a socket read that may hold more: the record keeps a copy.
-    this.body = isNetworkChunk ? Buffer.from(input) : input;
+    this.body = isNetworkChunk ? ownBytes(input) : input;
     this.settle();
   }
 
@@ -594,10 +607,9 @@ class Exchange implements Dispatcher.DispatchHandler {
         return;
       }
     }
-    // One chunk from the network is a view into a socket read that may hold more: the record keeps
-    // a copy of its own. The output of a one-call decompression is a buffer of its own already (its
-    // spare room lives only as long as the page, which is encoded into its record at once).
-    this.body = chunks.length === 1 && !this.decodedAtEnd ? Buffer.from(buf) : buf;
+    // The output of a one-call decompression is a buffer of its own already (its spare room lives
+    // only as long as the page, which is encoded into its record at once).
+    this.body = chunks.length === 1 && !this.decodedAtEnd ? ownBytes(buf) : buf;
     this.settle();
   }
 
