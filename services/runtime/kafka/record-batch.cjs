@@ -179,6 +179,14 @@ function recordSize(r) {
   return r instanceof MeasuredRecord ? r.size : r.buffer.length;
 }
 
+/** A kafkajs Encoder holding `buf` as written (kafkajs reads `buf`, `offset` and `buffer`). */
+function asEncoder(Encoder, buf) {
+  const e = new Encoder(0);
+  e.buf = buf;
+  e.offset = buf.length;
+  return e;
+}
+
 function writeRecord(r, buf, pos) {
   if (r instanceof MeasuredRecord) return r.write(buf, pos);
   const b = r.buffer;
@@ -197,14 +205,6 @@ function createRecordBatch({ Encoder, longPath, compressionPath }) {
   function load() {
     Long ??= require(longPath);
     compression ??= require(compressionPath);
-  }
-
-  /** An Encoder holding `buf` as written (kafkajs reads `buf`, `offset` and `buffer`). */
-  function asEncoder(buf) {
-    const e = new Encoder(0);
-    e.buf = buf;
-    e.offset = buf.length;
-    return e;
   }
 
   function writeInt64(buf, pos, value) {
@@ -248,7 +248,7 @@ function createRecordBatch({ Encoder, longPath, compressionPath }) {
     if (codec === compression.Types.None) {
       for (const r of records) recordBytes += recordSize(r);
     } else {
-      compressed = await compression.lookupCodec(codec).compress(asEncoder(recordsBuffer(records)));
+      compressed = await compression.lookupCodec(codec).compress(asEncoder(Encoder, recordsBuffer(records)));
       recordBytes = compressed.length;
     }
     const size = BATCH_PREFIX_BYTES + BODY_HEADER_BYTES + recordBytes;
@@ -286,7 +286,7 @@ function createRecordBatch({ Encoder, longPath, compressionPath }) {
     const plan = await planBatch(batch);
     const out = Buffer.allocUnsafe(plan.size);
     plan.write(out, 0);
-    return asEncoder(out);
+    return asEncoder(Encoder, out);
   }
 
   return { RecordBatch, planBatch, MAGIC_BYTE };
@@ -427,10 +427,7 @@ function createRequest({ Encoder }) {
     const at = writeString(out, 12, clientId);
     if (body === undefined) payload.writeTo(out, at);
     else body.copy(out, at);
-    const e = new Encoder(0);
-    e.buf = out;
-    e.offset = out.length;
-    return e;
+    return asEncoder(Encoder, out);
   };
 }
 
