@@ -148,9 +148,25 @@ function rocksMemory(): { tableReaders: number; memtables: number; blockCache: n
     blockCache: mib(prop('rocksdb.block-cache-usage')),
   };
 }
-function memory(): { rssMiB: number; heapUsedMiB: number; externalMiB: number; rocksdbMiB: ReturnType<typeof rocksMemory> } {
+function memory(): { rssMiB: number; heapUsedMiB: number; externalMiB: number; rocksdbMiB: ReturnType<typeof rocksMemory>; keysInMemory: Record<string, number> } {
   const m = process.memoryUsage();
-  return { rssMiB: mib(m.rss), heapUsedMiB: mib(m.heapUsed), externalMiB: mib(m.external), rocksdbMiB: rocksMemory() };
+  const keysInMemory = Object.fromEntries([...stores.stores].map(([name, store]) => [name, store.keysInMemory]));
+  return { rssMiB: mib(m.rss), heapUsedMiB: mib(m.heapUsed), externalMiB: mib(m.external), rocksdbMiB: rocksMemory(), keysInMemory };
+}
+
+/**
+ * Memory after a full collection (through the inspector, so no --expose-gc is needed): what the
+ * partition keeps, without the garbage a heap grown by the loop happened to hold when it ended.
+ */
+async function liveMemory(): Promise<ReturnType<typeof memory>> {
+  const session = new Session();
+  session.connect();
+  try {
+    await post(session, 'HeapProfiler.collectGarbage');
+  } finally {
+    session.disconnect();
+  }
+  return memory();
 }
 
 let logicalBytes = 0;
@@ -246,7 +262,7 @@ interface StageResult {
   /** mean JSON value bytes of a frontier request and of an outcome record (links topic) */
   meanRecordBytes: { frontier: number; outcome: number };
   stateBytesPerUrl: { logical: number; onDisk: number };
-  memory: { afterPopulate: ReturnType<typeof memory>; afterLoop: ReturnType<typeof memory>; peakRssMiB: number };
+  memory: { afterPopulate: ReturnType<typeof memory>; afterLoop: ReturnType<typeof memory>; afterFullGc: ReturnType<typeof memory>; peakRssMiB: number };
 }
 
 /** The revisit loop, driven by hand: sweep, dispatch, outcomes, one write batch per round. */
@@ -388,7 +404,7 @@ for (const [index, size] of SIZES.entries()) {
     compactS: Math.round(compactS * 10) / 10,
     ...loop,
     stateBytesPerUrl: { logical: Math.round(logicalBytes / size), onDisk: Math.round(diskBytes / size) },
-    memory: { afterPopulate, afterLoop: memory(), peakRssMiB: mib(process.resourceUsage().maxRSS * 1024) },
+    memory: { afterPopulate, afterLoop: memory(), afterFullGc: await liveMemory(), peakRssMiB: mib(process.resourceUsage().maxRSS * 1024) },
   });
   if (!values.json) console.error(`${size} known URLs: populated in ${stages.at(-1)!.populateS} s (batch wait ${Math.round(batchMs / 1000)} s), compacted in ${stages.at(-1)!.compactS} s, loop ${loop.usPerRevisitOutcome} µs per outcome`);
 }
@@ -433,10 +449,13 @@ else {
     ['RSS MiB after loop', (s) => s.memory.afterLoop.rssMiB],
     ['peak RSS MiB so far', (s) => s.memory.peakRssMiB],
     ['JS heap MiB after loop', (s) => s.memory.afterLoop.heapUsedMiB],
+    ['RSS MiB after a full GC', (s) => s.memory.afterFullGc.rssMiB],
+    ['JS heap MiB live (after it)', (s) => s.memory.afterFullGc.heapUsedMiB],
+    ['  keys in memory: urls / queues', (s) => `${s.memory.afterFullGc.keysInMemory.urls ?? 0} / ${s.memory.afterFullGc.keysInMemory.queues ?? 0}`],
     ['RocksDB table readers MiB', (s) => s.memory.afterLoop.rocksdbMiB.tableReaders],
     ['RocksDB memtables MiB', (s) => s.memory.afterLoop.rocksdbMiB.memtables],
     ['RocksDB block cache MiB', (s) => s.memory.afterLoop.rocksdbMiB.blockCache],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
-  for (const [label, cell] of rows) console.log(`${label.padEnd(width)}  ${result.stages.map((s) => String(cell(s)).padStart(12)).join('')}`);
+  for (const [label, cell] of rows) console.log(`${label.padEnd(width)}  ${result.stages.map((s) => String(cell(s)).padStart(17)).join('')}`);
 }

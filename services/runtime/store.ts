@@ -153,6 +153,11 @@ export class TaskStore<V> implements KeyValueStore<V> {
     return this.dirty.length;
   }
 
+  /** Keys held in memory (read cache and this batch's writes), for diagnostics. */
+  get keysInMemory(): number {
+    return this.cache.size;
+  }
+
   /** Committed writes waiting for a flush. */
   get unappliedCount(): number {
     return this.unapplied.size;
