@@ -305,7 +305,7 @@ function queueNew(
   // for; so do sources, feed items and links new on daily pages (fetched at once, seed 001).
   const urgent = isUrgent(source, hints);
   const q = queueKey(host, urgent ? REDIRECT_QUEUE_BOOST + score : queueScore(score, redirect), p.stats.seq++, redirect || urgent ? 0 : round);
-  p.queues.add(host, q, url);
+  p.queues.add(host, q, url, undefined, state.queued);
   p.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q, ...(redirect ? { rc: redirect } : {}), ...(startSite !== undefined ? { o: startSite } : {}), ...(source ? { k: source } : {}), ...hintFields(hints) });
   if (redirect) p.stats.redirectTargetsQueued = (p.stats.redirectTargetsQueued ?? 0) + 1;
   countDiscovery(p, hints);

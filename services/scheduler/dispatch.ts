@@ -177,7 +177,7 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
     const overPartitionBudget = p.options.maxPagesPerPartition !== undefined && p.stats.pagesFetched + p.deadlines.size >= p.options.maxPagesPerPartition;
     if (overPartitionBudget || (p.budget && !p.budget.tryTake())) {
       // Out of budget: keep the URL queued so a later, larger budget can pick it up.
-      p.queues.add(host, head.key, head.url, head.rank);
+      p.queues.add(host, head.key, head.url, head.rank, state.queued);
       state.queued++;
       p.queuedTotal++;
       p.hosts.put(host, state);

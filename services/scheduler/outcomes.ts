@@ -131,7 +131,7 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, state: HostS
   if (first && u && (u.t ?? 0) < p.options.pageRetries && isHostFailure(outcome, p.politeness)) {
     const host = hostKey(outcome.url);
     const q = queueKey(host, queueScore(u.s, u.rc), p.stats.seq++);
-    p.queues.add(host, q, outcome.url);
+    p.queues.add(host, q, outcome.url, undefined, state.queued);
     p.urls.put(outcome.url, { ...u, st: 'queued', q, t: (u.t ?? 0) + 1 });
     state.queued++;
     p.queuedTotal++;

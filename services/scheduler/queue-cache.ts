@@ -175,13 +175,22 @@ export class QueueCache {
   /**
    * Adds to the store and, if the host is loaded, to its queue. `rank` defaults to the key's (an
    * entry queued just now); an entry put back after it was taken keeps the rank it had.
+   * `entriesBefore`: how many entries the host's queue held, when the caller knows (the host
+   * state's count). A queue known to be empty starts in memory with this entry, instead of being
+   * read back from the store at its next use: a range read that first writes the stores'
+   * committed writes to RocksDB, about half a millisecond each time a host's queue starts anew.
    */
-  add(host: string, key: string, url: string, rank?: QueueRank): void {
+  add(host: string, key: string, url: string, rank?: QueueRank, entriesBefore?: number): void {
     this.store.put(key, url);
-    const queue = this.hosts.get(host);
+    let queue = this.hosts.get(host);
+    if (!queue && entriesBefore === 0) {
+      queue = { fresh: [], known: [], byKey: new Map() };
+      this.hosts.set(host, queue);
+    }
     if (!queue) return;
     QueueCache.insert(queue, listed(key, url, rank ?? queueRank(host, key)));
     this.entries++;
+    if (this.entries > this.maxEntries) this.evict(host);
   }
 
   remove(host: string, key: string): void {

@@ -51,7 +51,8 @@ export async function sweepRevisits(p: Partition, ctx: ProcessorContext): Promis
     const host = hostKey(url);
     const state = await hostState(p, host, url);
     // Sources (sitemaps, feeds, daily pages) are read on their own schedule: never deferred, first in line.
-    if (u.k === undefined && (await p.queues.knownCount(host)) >= knownCapacity(p, state)) {
+    // An empty queue (state.queued counts its entries) is not read from RocksDB to be counted.
+    if (u.k === undefined && state.queued > 0 && (await p.queues.knownCount(host)) >= knownCapacity(p, state)) {
       // The host's short-term queue has no room for more revisits than it can serve in the
       // window: back to the long-term queue, accepted again later (seed 004: 3 days).
       const n = now + p.options.revisitDeferMs;
@@ -61,7 +62,7 @@ export async function sweepRevisits(p: Partition, ctx: ProcessorContext): Promis
       continue;
     }
     const q = knownQueueKey(host, u.k !== undefined ? 1 : revisitPriority(p, u, now), p.stats.seq++);
-    p.queues.add(host, q, url);
+    p.queues.add(host, q, url, undefined, state.queued);
     const { n: _n, ...rest } = u;
     p.urls.put(url, { ...rest, st: 'queued', q, v: 1 });
     state.queued++;

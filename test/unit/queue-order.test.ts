@@ -153,6 +153,35 @@ describe('QueueCache', () => {
     });
   });
 
+  it('starts a queue the caller knows is empty in memory, without reading the store, within its entry budget', async () => {
+    dir = tempDir('meguri-queue-empty-');
+    await withQueues(dir, async ({ store, orderOf, commit }) => {
+      let ranges = 0;
+      const counted: TaskStore<string> = Object.create(store) as TaskStore<string>;
+      counted.range = (query) => {
+        ranges++;
+        return store.range(query);
+      };
+      const cache = new QueueCache(counted, orderOf, 3);
+      const hosts = ['a.test', 'b.test', 'c.test', 'd.test'];
+      for (const [i, host] of hosts.entries()) cache.add(host, queueKey(host, 1, i), `http://${host}/`, undefined, 0);
+      // The last three fit the budget of 3 entries: answered from memory.
+      for (const host of hosts.slice(1)) assert.equal((await cache.head(host))?.url, `http://${host}/`);
+      assert.equal(ranges, 0, 'no store read for a queue started empty');
+      // The first was let go to stay within the budget: read back from the store, entry and all.
+      await commit();
+      assert.equal((await cache.head('a.test'))?.url, 'http://a.test/');
+      assert.equal(ranges, 1);
+      // A count the caller does not know, or one above zero, leaves the queue to be read.
+      cache.add('e.test', queueKey('e.test', 1, 9), 'http://e.test/1');
+      cache.add('f.test', queueKey('f.test', 1, 10), 'http://f.test/2', undefined, 1);
+      await commit();
+      assert.equal(await cache.knownCount('e.test'), 0);
+      assert.equal((await cache.head('f.test'))?.url, 'http://f.test/2');
+      assert.equal(ranges, 3);
+    });
+  });
+
   it('keeps the order a fresh sort gives through many moves up and down, to both ends and in place', async () => {
     dir = tempDir('meguri-queue-moves-');
     await withQueues(dir, async ({ store, scores, keys, orderOf, commit }) => {
