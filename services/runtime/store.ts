@@ -512,10 +512,7 @@ export class TaskStores {
   }
 
   static async open(dataDir: string, group: string, partition: number, names: readonly string[]): Promise<TaskStores> {
-    // 16 MiB memtables: a partition's writes land all over its key space (URLs of every host), so
-    // each flush to level 0 is compacted into most of level 1; RocksDB's 4 MiB made that four
-    // times as often (bench:revisit-scheduler at 10^6 URLs: 23 -> 15 CPU s of compaction).
-    const db = await RocksDb.open(TaskStores.directory(dataDir, group, partition), { cacheSizeBytes: 32 * 1024 * 1024, writeBufferSizeBytes: 16 * 1024 * 1024 });
+    const db = await RocksDb.open(TaskStores.directory(dataDir, group, partition), { cacheSizeBytes: 32 * 1024 * 1024 });
     return new TaskStores(db, new Map(names.map((n) => [n, new TaskStore<unknown>(n, db)])), db);
   }
 
