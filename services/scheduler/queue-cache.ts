@@ -106,6 +106,10 @@ function unheap(heap: Listed[], entry: Listed): void {
   siftDown(heap, last.at);
 }
 
+function emptyQueue(): HostQueue {
+  return { fresh: [], known: [], byKey: new Map() };
+}
+
 /** A host's entries in queue order (a sorted copy: heaps are only ordered along their paths). */
 function inOrder(queue: HostQueue): Listed[] {
   return [...queue.fresh.slice().sort(compareQueueRanks), ...queue.known.slice().sort(compareQueueRanks)];
@@ -138,7 +142,7 @@ export class QueueCache {
     // A sorted array is a heap already.
     const list = stored.map((e, i) => listed(e.key, e.url, ranks[i] ?? queueRank(host, e.key)));
     list.sort(compareQueueRanks);
-    queue = { fresh: [], known: [], byKey: new Map() };
+    queue = emptyQueue();
     for (const e of list) {
       const heap = heapOf(queue, e);
       place(heap, e, heap.length);
@@ -184,7 +188,7 @@ export class QueueCache {
     this.store.put(key, url);
     let queue = this.hosts.get(host);
     if (!queue && entriesBefore === 0) {
-      queue = { fresh: [], known: [], byKey: new Map() };
+      queue = emptyQueue();
       this.hosts.set(host, queue);
     }
     if (!queue) return;
