@@ -237,10 +237,12 @@ export function normalizeUrl(raw: string, base?: string | URL, opts?: NormalizeO
 // leading `//`: resolving them is plain concatenation with the base's origin, and they are the
 // most common kind of link on real pages.
 const SIMPLE_ROOT_PATH = /^\/(?![/])[A-Za-z0-9\-._~/]*$/;
+/** A path relative to the base's directory (`p/1.html`) of unreserved characters, not starting with a dot. */
+const SIMPLE_RELATIVE_PATH = /^[A-Za-z0-9\-_~][A-Za-z0-9\-._~/]*$/;
 
 /**
  * A resolver for many links against one base: same results as `normalizeUrl(raw, base, opts)`,
- * with the base parsed once and a shortcut for simple root-relative paths.
+ * with the base parsed once and shortcuts for simple root-relative and directory-relative paths.
  */
 export function urlResolver(base: string, opts?: NormalizeOptions): (raw: string) => NormalizeResult {
   const b = normalizeUrl(base, undefined, opts);
@@ -249,6 +251,10 @@ export function urlResolver(base: string, opts?: NormalizeOptions): (raw: string
   const schemeEnd = baseUrl.indexOf('://');
   const scheme = baseUrl.slice(0, schemeEnd + 1);
   const origin = baseUrl.slice(0, baseUrl.indexOf('/', schemeEnd + 3));
+  // The base's directory: its path up to the last '/' (a normalised URL has no fragment; its query,
+  // if any, is not part of the path).
+  const query = baseUrl.indexOf('?', origin.length);
+  const directory = baseUrl.slice(0, baseUrl.lastIndexOf('/', (query < 0 ? baseUrl.length : query) - 1) + 1);
   const maxLength = opts?.maxLength ?? MAX_URL_LENGTH;
   // An alias file rewrites host names, which only normalizeUrl applies to a URL's own host.
   const ownHosts = opts?.aliases === undefined;
@@ -271,6 +277,9 @@ export function urlResolver(base: string, opts?: NormalizeOptions): (raw: string
         const end = plainAbsoluteEnd(raw);
         if (end > 0) return result(raw.slice(0, end));
       }
+      // `p/1.html`: no scheme (no ':'), query, parameters or dot segments, so the URL parser would
+      // only put the base's directory in front of it.
+      if (SIMPLE_RELATIVE_PATH.test(raw) && !raw.includes('/.')) return result(directory + raw);
     }
     return normalizeUrl(raw, baseUrl, opts);
   };

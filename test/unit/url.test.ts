@@ -282,6 +282,15 @@ test('urlResolver gives the same results as normalizeUrl', () => {
     '/frag#x',
     '/%7euser',
     'relative',
+    'rel/ative.html',
+    'rel//x',
+    'a..b/c',
+    'a/.b',
+    'a/b/..',
+    '.dot',
+    'x:y',
+    '~u/x',
+    '-a',
     '../up',
     '',
     '#top',
@@ -305,7 +314,7 @@ test('urlResolver agrees with normalizeUrl on thousands of generated links', () 
   const ports = ['', ':8080', ':80', ':443', ':08080', ':65535', ':65536', ':', ':x'];
   const paths = ['/', '/p/1.html', '/p//x', '/a/./b', '/a/../b', '/.well-known/x', '/x/.', '/a%2e/b', '/%7euser', '/q?x=1', '/q?', '/m;jsessionid=1', '/with space', '/tab\there', '/u/ü', '/A-Z_~.x', '', '\\back'];
   const tails = ['', '#', '#frag', '#f r a g', '  ', '\n'];
-  const bases = ['http://h1.sim.test:8080/dir/page.html', 'https://example.com/a?b=1', 'http://example.com/'];
+  const bases = ['http://h1.sim.test:8080/dir/page.html', 'https://example.com/a?b=1', 'http://example.com/', 'http://example.com/d/e/?q=/x/y', 'https://Example.COM:443/a/b;p=1/c'];
   let seed = 17;
   const pick = <T>(xs: readonly T[]): T => {
     seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
@@ -314,7 +323,8 @@ test('urlResolver agrees with normalizeUrl on thousands of generated links', () 
   for (const base of bases) {
     const resolve = urlResolver(base);
     for (let i = 0; i < 3000; i++) {
-      const raw = i % 50 === 0 ? pick(tails) + pick(paths) : pick(schemes) + pick(hosts) + pick(ports) + pick(paths) + pick(tails);
+      // every 50th a path alone, every 7th one relative to the base's directory (no leading '/')
+      const raw = i % 50 === 0 ? pick(tails) + pick(paths) : i % 7 === 0 ? pick(hosts) + pick(paths) + pick(tails) : pick(schemes) + pick(hosts) + pick(ports) + pick(paths) + pick(tails);
       assert.deepEqual(resolve(raw), normalizeUrl(raw, base), `${JSON.stringify(raw)} against ${base}`);
     }
   }
