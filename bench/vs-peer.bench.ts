@@ -15,7 +15,8 @@
  * (start-up and worker threads included), each figure's ratio to the peer, and how fast each crawl
  * got going, read from the web's access log (ramp-up.ts): the rate it reached, the time from its
  * first request to 90 % of that rate, and the time until it had fetched a page of every host it
- * reached.
+ * reached. On the broker deploy/local/kafka.sh runs from this clone it also prints the broker's CPU
+ * during each Kafka crawl (brokerCpuS): it shares the two cores.
  *
  *   npm run bench:vs-peer -- [--hosts 200] [--pages 500] [--max-pages 20000] [--seeds 5] [--links 38]
  *     [--bytes 20000] [--kafka host:port] [--only peer,embedded,kafka] [--parser-workers N]
@@ -79,6 +80,23 @@ function cpuSecondsOf(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/**
+ * The process id of the broker at `brokers` when it is the one deploy/local/kafka.sh runs from this
+ * clone (its state directory names its address and pid); undefined for any other broker.
+ */
+function localBrokerPid(brokers: string): number | undefined {
+  const stateDir = process.env.MEGURI_KAFKA_STATE_DIR ?? join(root, '.cache/kafka');
+  try {
+    const address = readFileSync(join(stateDir, 'bootstrap'), 'utf8').trim();
+    if (!brokers.split(',').includes(address)) return undefined;
+    const pid = Number(readFileSync(join(stateDir, 'kafka.pid'), 'utf8').trim());
+    cpuSecondsOf(pid);
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
 const webDir = mkdtempSync(join(tmpdir(), 'meguri-vs-peer-web-'));
 const accessLog = join(webDir, 'access.ndjson');
 
@@ -128,6 +146,8 @@ interface Row {
   peakRssMiB: number;
   startupS: number;
   webServerCpuS: number;
+  /** CPU the local broker (deploy/local) used during a crawl on Kafka. */
+  brokerCpuS?: number;
   duplicates: number | string;
   errors: number;
   fullSpeedPagesPerS?: number;
@@ -203,9 +223,12 @@ async function meguri(web: Awaited<ReturnType<typeof startWeb>>, kind: 'embedded
   const topicPrefix = `vs-peer-${Date.now()}.`;
   if (kind === 'kafka') args.push('--kafka', values.kafka, '--topic-prefix', topicPrefix, '--replication-factor', '1', '--min-insync-replicas', '1');
   try {
+    const broker = kind === 'kafka' ? localBrokerPid(values.kafka) : undefined;
+    const brokerCpu0 = broker === undefined ? 0 : cpuSecondsOf(broker);
     const r = await runProcess(join(root, 'bin/meguri.js'), args);
     const s = JSON.parse(r.stdout) as { pagesFetched: number; elapsedS: number; pagesPerS: number; duplicateFetches: number; errors: number };
-    return rowOf(`meguri crawl (${kind})`, r, { pages: s.pagesFetched, elapsedS: s.elapsedS, pagesPerS: s.pagesPerS, duplicates: s.duplicateFetches, errors: s.errors }, cpuSecondsOf(web.pid) - cpu0);
+    const row = rowOf(`meguri crawl (${kind})`, r, { pages: s.pagesFetched, elapsedS: s.elapsedS, pagesPerS: s.pagesPerS, duplicates: s.duplicateFetches, errors: s.errors }, cpuSecondsOf(web.pid) - cpu0);
+    return broker === undefined ? row : { ...row, brokerCpuS: round(cpuSecondsOf(broker) - brokerCpu0, 1) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
     if (kind === 'kafka') await removeRunTopics(values.kafka.split(','), topicPrefix);
