@@ -90,8 +90,18 @@ function localBrokerPid(brokers: string): number | undefined {
     const address = readFileSync(join(stateDir, 'bootstrap'), 'utf8').trim();
     if (!brokers.split(',').includes(address)) return undefined;
     const pid = Number(readFileSync(join(stateDir, 'kafka.pid'), 'utf8').trim());
-    cpuSecondsOf(pid);
-    return pid;
+    // A pid file left by a broker that is gone may name another process by now.
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('kafka.Kafka') ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The broker's CPU seconds, or undefined once it has gone away (the crawl's row goes without it). */
+function brokerCpuSecondsOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    return cpuSecondsOf(pid);
   } catch {
     return undefined;
   }
@@ -224,11 +234,12 @@ async function meguri(web: Awaited<ReturnType<typeof startWeb>>, kind: 'embedded
   if (kind === 'kafka') args.push('--kafka', values.kafka, '--topic-prefix', topicPrefix, '--replication-factor', '1', '--min-insync-replicas', '1');
   try {
     const broker = kind === 'kafka' ? localBrokerPid(values.kafka) : undefined;
-    const brokerCpu0 = broker === undefined ? 0 : cpuSecondsOf(broker);
+    const brokerCpu0 = brokerCpuSecondsOf(broker);
     const r = await runProcess(join(root, 'bin/meguri.js'), args);
     const s = JSON.parse(r.stdout) as { pagesFetched: number; elapsedS: number; pagesPerS: number; duplicateFetches: number; errors: number };
     const row = rowOf(`meguri crawl (${kind})`, r, { pages: s.pagesFetched, elapsedS: s.elapsedS, pagesPerS: s.pagesPerS, duplicates: s.duplicateFetches, errors: s.errors }, cpuSecondsOf(web.pid) - cpu0);
-    return broker === undefined ? row : { ...row, brokerCpuS: round(cpuSecondsOf(broker) - brokerCpu0, 1) };
+    const brokerCpu1 = brokerCpuSecondsOf(broker);
+    return brokerCpu0 === undefined || brokerCpu1 === undefined ? row : { ...row, brokerCpuS: round(brokerCpu1 - brokerCpu0, 1) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
     if (kind === 'kafka') await removeRunTopics(values.kafka.split(','), topicPrefix);

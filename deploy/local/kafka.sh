@@ -378,14 +378,10 @@ cmd_start() {
     -XX:+ExplicitGCInvokesConcurrent -XX:+ExitOnOutOfMemoryError
     -Djava.awt.headless=true
     "-Dlog4j.configuration=file:$LOG4J" "-Dkafka.logs.dir=$LOG_DIR")
-  if [[ -n $JIT_OPTS ]]; then
-    read -r -a jit <<<"$JIT_OPTS"
-    jvm+=("${jit[@]}")
-  fi
-  if [[ -n $EXTRA_JVM_OPTS ]]; then
-    read -r -a extra <<<"$EXTRA_JVM_OPTS"
-    jvm+=("${extra[@]}")
-  fi
+  # The extra flags last, so they can override the JIT's and the collector's.
+  local -a extra=()
+  read -r -a extra <<<"$JIT_OPTS $EXTRA_JVM_OPTS"
+  jvm+=("${extra[@]}")
 
   log "starting Kafka $KAFKA_VERSION on $address (controller $HOST:$controller_port), state in $STATE_DIR"
   local log_offset=0
