@@ -3,7 +3,11 @@
  * the web server in a child process on the same machine, interval 0, 21.8 KB pages.
  * Reports pages/s, CPU (crawler and web server) and the crawler's peak RSS.
  *
- *   npm run bench:crawl -- [--hosts 1000] [--pages 20] [--partitions 4] [--parser-workers N] [--kafka host:port] [--json]
+ * Every host listens on its own loopback address by default (127.0.0.2, …, 127.0.1.2, …), so the
+ * per-IP cap (2 requests in flight per address) does not stand in for the crawl loop; `--ips 1`
+ * puts every host on 127.0.0.1, as one shared-hosting server, and measures that bound instead.
+ *
+ *   npm run bench:crawl -- [--hosts 1000] [--pages 20] [--ips N] [--partitions 4] [--parser-workers N] [--kafka host:port] [--json]
  */
 import { parseArgs } from 'node:util';
 import { spawn } from 'node:child_process';
@@ -20,6 +24,7 @@ const { values } = parseArgs({
   options: {
     hosts: { type: 'string', default: '1000' },
     pages: { type: 'string', default: '20' },
+    ips: { type: 'string' },
     partitions: { type: 'string', default: '4' },
     kafka: { type: 'string', default: '' },
     json: { type: 'boolean', default: false },
@@ -34,9 +39,15 @@ function cpuSecondsOf(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-async function startWeb(hosts: number, pages: number): Promise<{ pid: number; resolve: string[]; seeds: string[]; stop: () => void }> {
+/** The i-th loopback address from 127.0.0.2 on, 250 per third octet (no .0, .1 or .255 in the last). */
+function loopbackAddress(i: number): string {
+  return `127.0.${Math.floor(i / 250)}.${(i % 250) + 2}`;
+}
+
+async function startWeb(hosts: number, pages: number, ipCount: number): Promise<{ pid: number; resolve: string[]; seeds: string[]; stop: () => void }> {
   const main = fileURLToPath(new URL('../services/simweb/main.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', main, '--hosts', String(hosts), '--pages', String(pages), '--seed', '3', '--crawl-delay-share', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const ips = ipCount === 1 ? ['127.0.0.1'] : Array.from({ length: ipCount }, (_, i) => loopbackAddress(i));
+  const child = spawn(process.execPath, ['--import', 'tsx', main, '--hosts', String(hosts), '--pages', String(pages), '--seed', '3', '--crawl-delay-share', '0', '--ips', ips.join(',')], { stdio: ['ignore', 'pipe', 'inherit'] });
   const first = await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next();
   const info = JSON.parse(String(first.value)) as { port: number; resolve: Record<string, string> };
   return {
@@ -49,7 +60,9 @@ async function startWeb(hosts: number, pages: number): Promise<{ pid: number; re
 
 async function run(kind: 'embedded' | 'kafka'): Promise<Record<string, number | string>> {
   const hosts = Number(values.hosts);
-  const web = await startWeb(hosts, Number(values.pages));
+  const ipCount = values.ips === undefined ? hosts : Number(values.ips);
+  if (!Number.isInteger(ipCount) || ipCount < 1 || ipCount > hosts) throw new RangeError(`--ips: 1 to --hosts (${hosts})`);
+  const web = await startWeb(hosts, Number(values.pages), ipCount);
   const dir = tempDir('meguri-bench-crawl-');
   let peakRss = 0;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 200);
@@ -74,6 +87,7 @@ async function run(kind: 'embedded' | 'kafka'): Promise<Record<string, number | 
     return {
       transport: kind,
       hosts,
+      ips: ipCount,
       pages: summary.pagesFetched,
       elapsedS: summary.elapsedS,
       pagesPerS: summary.pagesPerS,
