@@ -37,6 +37,8 @@ export async function dispatch(p: Partition, ctx: ProcessorContext): Promise<num
     if (p.scheduled.get(host) !== time) continue;
     p.scheduled.delete(host);
     if (await dispatchHost(p, host, ctx)) emitted++;
+    // A freed IP slot handed to this host and left unused goes to the next host waiting for it.
+    p.ipSlots.settled(host, p.politeness.maxPerIp);
   }
   return emitted;
 }
@@ -127,7 +129,7 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
   }
   // Per-IP cap (seed 000): the host waits until a request to its server's address ends.
   if (!p.ipSlots.mayStart(state.ip, p.politeness.maxPerIp)) {
-    p.ipSlots.waitFor(state.ip!, () => schedule(p, host, ctx.now()));
+    p.ipSlots.waitFor(state.ip!, host, () => schedule(p, host, ctx.now()), p);
     schedule(p, host, now + Math.max(1, p.politeness.ipBusyRetryMs));
     return false;
   }

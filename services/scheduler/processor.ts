@@ -134,7 +134,9 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   }
 
   close(): void {
-    // The partition moves on: its requests in flight no longer hold this process's IP slots.
+    // The partition moves on: its hosts stop waiting for IP slots, and its requests in flight no
+    // longer hold this process's slots (each freed one goes to a host of another partition).
+    this.ipSlots.release(this.p);
     for (const requestId of this.ipCounted) this.ipSlots.finished(requestId);
     this.ipCounted.clear();
     if (this.extras.loadBoards?.get(this.partition) === this.board) this.extras.loadBoards.delete(this.partition);

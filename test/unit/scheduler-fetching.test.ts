@@ -267,6 +267,29 @@ describe('scheduler on the test driver: one per-IP cap', () => {
     assert.ok(keys.slice(4).every((k) => k === '10.0.0.7'), 'every request to the server is keyed by its IP');
     await h.stop();
   });
+
+  it('hands each freed slot of a shared address to one waiting host in turn, so every host is served without the retry wait', async () => {
+    const h = await openSchedulerDriver({ minIntervalMs: 0, learnAddressFirst: true, politeness: { kFactor: 0, maxPerIp: 2, ipBusyRetryMs: 600_000 } });
+    const hosts = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((x) => `http://${x}.test/`);
+    await h.send(hosts.map((url) => seed(url)));
+    const ip = { serverIp: '10.0.0.7' };
+    for (const r of h.nextRequests(hosts.length)) await h.answer(r, { status: 0, result: 'address', fetch: { totalMs: 0, bytes: 0 }, ...ip });
+    const inFlight: FrontierRecord[] = [];
+    const served: string[] = [];
+    for (let step = 0; step < 100; step++) {
+      inFlight.push(...h.requests());
+      assert.ok(inFlight.length <= 2, `at most 2 requests in flight to the address, got ${inFlight.map((r) => r.url).join(' ')}`);
+      const done = inFlight.shift();
+      if (done === undefined) break;
+      if (done.reason !== 'robots') served.push(done.url);
+      await h.answer(done, ip);
+      await h.advance(10);
+    }
+    assert.deepEqual([...served].sort(), hosts, 'every host had its page fetched');
+    assert.ok(h.clock.now() - T0 < 60_000, 'within seconds, not after the retry wait of the hosts that waited');
+    h.assertNoRequest();
+    await h.stop();
+  });
 });
 
 describe('scheduler on the test driver: several requests per host (politeness.maxPerHost)', () => {
