@@ -128,17 +128,14 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
     return true;
   }
   // Per-IP cap (seed 000): the host waits until a request to its server's address ends.
-  if (!p.ipSlots.mayStart(state.ip, p.politeness.maxPerIp)) {
-    p.ipSlots.waitFor(state.ip!, host, () => schedule(p, host, ctx.now()), p);
-    schedule(p, host, now + Math.max(1, p.politeness.ipBusyRetryMs));
-    return false;
-  }
+  if (!p.ipSlots.mayStart(state.ip, p.politeness.maxPerIp)) return waitForIp(p, host, state, now, ctx);
   // robots.txt first, and again whenever it is due.
   if (state.robots === undefined || (state.robotsDueAt !== undefined && state.robotsDueAt <= now)) {
     // Waits for the pages in flight: their outcomes schedule the host again.
     if (flying > 0) return false;
     const first = await p.queues.head(host);
     if (!first) return false;
+    if (!p.ipSlots.mayStart(state.ip, p.politeness.maxPerIp)) return waitForIp(p, host, state, now, ctx);
     emitRequest(p, host, state, robotsUrlFor(first.url), 'robots', { d: 0, c: 0, s: 0 }, 1, ctx);
     return true;
   }
@@ -176,13 +173,17 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
       p.stats.hostRuleSkipped++;
       continue;
     }
+    // The reads above let other partitions of the process dispatch: the address may have reached
+    // its cap since the check at the top, and nothing may await between here and emitRequest
+    // (checked before the budget, which a failed check would otherwise spend).
+    if (!p.ipSlots.mayStart(state.ip, p.politeness.maxPerIp)) {
+      requeue(p, host, state, head);
+      return waitForIp(p, host, state, now, ctx);
+    }
     const overPartitionBudget = p.options.maxPagesPerPartition !== undefined && p.stats.pagesFetched + p.deadlines.size >= p.options.maxPagesPerPartition;
     if (overPartitionBudget || (p.budget && !p.budget.tryTake())) {
       // Out of budget: keep the URL queued so a later, larger budget can pick it up.
-      p.queues.add(host, head.key, head.url, head.rank, state.queued);
-      state.queued++;
-      p.queuedTotal++;
-      p.hosts.put(host, state);
+      requeue(p, host, state, head);
       return false;
     }
     const { q: _q, ...rest } = urlState;
@@ -193,6 +194,28 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
     if (flying + 1 < maxPerHostFor(p, host) && state.queued > 0) schedule(p, host, now);
     return true;
   }
+}
+
+/** Puts a URL taken off the host's queue back where it was. */
+function requeue(p: Partition, host: string, state: HostState, head: QueueEntry): void {
+  p.queues.add(host, head.key, head.url, head.rank, state.queued);
+  state.queued++;
+  p.queuedTotal++;
+  p.hosts.put(host, state);
+}
+
+/**
+ * The host's address is at its cap: the host waits for a slot, which a request to the address hands
+ * to the longest waiter when it ends (ip-slots.ts). Looking again after ipBusyRetryMs is only a
+ * safeguard, spread out by the queue's length so that an address with thousands of hosts (a shared
+ * host, a CDN) costs about maxPerIp looks per interval, not one per host.
+ */
+function waitForIp(p: Partition, host: string, state: HostState, now: number, ctx: ProcessorContext): false {
+  const ip = state.ip!;
+  p.ipSlots.waitFor(ip, host, () => schedule(p, host, ctx.now()), p);
+  const turns = Math.max(1, Math.ceil(p.ipSlots.waiters(ip) / p.politeness.maxPerIp));
+  schedule(p, host, now + Math.max(1, p.politeness.ipBusyRetryMs) * turns);
+  return false;
 }
 
 /**
