@@ -27,7 +27,9 @@ export function md5Hex(body: string | Uint8Array): string {
 export const SHINGLE = 3;
 
 const FNV_PRIME = 0x01000193;
-const FNV_OFFSET_A = 0x811c9dc5;
+// `| 0` keeps the basis a small integer: 0x811c9dc5 as written is above 2^31, a double, and the
+// token loop's hash would switch between double and integer at every token (a quarter slower).
+const FNV_OFFSET_A = 0x811c9dc5 | 0;
 const FNV_OFFSET_B = 0x050c5d1f;
 
 // Stand-in hashes for every all-digit token.
@@ -208,10 +210,12 @@ export function simhash(text: string): string {
   const ones = new Int32Array(64);
   for (let chunk = 0; chunk < 8; chunk++) {
     const base = chunk * 256;
-    for (let v = 1; v < 256; v++) {
-      const n = byteCounts[base + v]!;
-      if (n === 0) continue;
-      for (let bit = 0; bit < 8; bit++) if (v & (1 << bit)) ones[chunk * 8 + bit]! += n;
+    for (let bit = 0; bit < 8; bit++) {
+      // The byte values with this bit set come in runs of `step`, one run every 2 × step.
+      const step = 1 << bit;
+      let sum = 0;
+      for (let v = step; v < 256; v += 2 * step) for (let j = 0; j < step; j++) sum += byteCounts[base + v + j]!;
+      ones[chunk * 8 + bit] = sum;
     }
   }
   let lo = 0;
