@@ -13,12 +13,17 @@ import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { FrontierRecord, LinksRecord, OutcomeLink, TopicRecords, DiscoveredLink } from '../../schemas/index.ts';
 import { crawlCatalog } from '../../topology/catalog.ts';
 import { linksOf } from '../../services/common/link-bundles.ts';
+import type { IpSlots } from '../../services/scheduler/ip-slots.ts';
 
 export const T0 = Date.UTC(2026, 0, 1);
 
 export interface SchedulerDriverOptions {
   /** Store directory kept after close (for reading it back, e.g. with `meguri hosts`' code). */
   readonly dataDir?: string;
+  /** The partition the driver's task owns (default 0). */
+  readonly partition?: number;
+  /** Per-IP request counts shared with other drivers, as the partitions of one process share them. */
+  readonly ipSlots?: IpSlots;
 }
 
 export type SchedulerDriver = Awaited<ReturnType<typeof openSchedulerDriver>>;
@@ -29,9 +34,11 @@ export type SchedulerDriver = Awaited<ReturnType<typeof openSchedulerDriver>>;
  */
 export async function openSchedulerDriver(options: SchedulerOptionsInput, driverOptions: SchedulerDriverOptions = {}) {
   const progress = new CrawlProgress();
-  const driver = await TestDriver.open<LinksRecord, TopicRecords>(schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, ...options }, { progress }), {
+  const extras = driverOptions.ipSlots !== undefined ? { progress, ipSlots: driverOptions.ipSlots } : { progress };
+  const driver = await TestDriver.open<LinksRecord, TopicRecords>(schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, ...options }, extras), {
     catalog: crawlCatalog,
-    partitions: 1,
+    partitions: driverOptions.partition !== undefined ? driverOptions.partition + 1 : 1,
+    ...(driverOptions.partition !== undefined ? { partition: driverOptions.partition } : {}),
     startMs: T0,
     ...(driverOptions.dataDir !== undefined ? { dataDir: driverOptions.dataDir } : {}),
   });

@@ -20,6 +20,7 @@ import type { HostState } from '../../services/scheduler/state.ts';
 import type { DiscoveredLink, FrontierRecord, OutcomeLink, RedirectHop } from '../../schemas/index.ts';
 import { countRedirectOutcome, ipBelongsToHost, pastHopLimit, queueScore, REDIRECT_QUEUE_BOOST } from '../../services/scheduler/redirects.ts';
 import { ReadyHeap } from '../../services/scheduler/ready-heap.ts';
+import { IpSlots } from '../../services/scheduler/ip-slots.ts';
 import { blcTieBreak, decodeOutLinks, encodeOutLinks, md5Of, packMd5, packRevisit, queueKey, revisitKey, revisitKeyUrl, revisitOf, roundScore } from '../../services/scheduler/state.ts';
 
 describe('scheduler on the test driver: the closed loop per host', () => {
@@ -289,6 +290,38 @@ describe('scheduler on the test driver: one per-IP cap', () => {
     assert.ok(h.clock.now() - T0 < 60_000, 'within seconds, not after the retry wait of the hosts that waited');
     h.assertNoRequest();
     await h.stop();
+  });
+
+  it('keeps the cap across the partitions of one process, whose dispatches interleave while they read their queues', async () => {
+    // Two partitions share the address's count, as in one scheduler process; their dispatch loops
+    // run at once, so one may take the last slot while the other is between its check and its request.
+    const ipSlots = new IpSlots();
+    const options: SchedulerOptionsInput = { minIntervalMs: 0, learnAddressFirst: true, politeness: { kFactor: 0, maxPerIp: 2, maxPerHost: 4, ipBusyRetryMs: 50 } };
+    const parts = [await openSchedulerDriver(options, { partition: 0, ipSlots }), await openSchedulerDriver(options, { partition: 1, ipSlots })];
+    const ip = { serverIp: '10.0.0.9' };
+    const hostsOf = (part: number) => Array.from({ length: 6 }, (_, i) => `http://p${part}h${i}.test/`);
+    for (const [part, h] of parts.entries()) {
+      await h.send(hostsOf(part).flatMap((url) => [seed(url), ...Array.from({ length: 3 }, (_, k) => link(`${url}page${k}`, url))]));
+      for (const r of h.nextRequests(6)) await h.answer(r, { status: 0, result: 'address', fetch: { totalMs: 0, bytes: 0 }, ...ip });
+    }
+    const inFlight: { h: SchedulerDriver; r: FrontierRecord }[] = [];
+    let most = 0;
+    let pages = 0;
+    for (let step = 0; step < 400; step++) {
+      for (const h of parts) for (const r of h.requests()) inFlight.push({ h, r });
+      most = Math.max(most, inFlight.length);
+      const done = inFlight.shift();
+      if (done === undefined && pages >= 48) break;
+      if (done !== undefined) {
+        if (done.r.reason !== 'robots') pages++;
+        await done.h.answer(done.r, ip);
+      }
+      // Both partitions dispatch at the same time.
+      await Promise.all(parts.map((h) => h.advance(10)));
+    }
+    assert.equal(most, 2, 'never more than 2 requests in flight to the address, over both partitions');
+    assert.equal(pages, 48, 'every page of both partitions was fetched (6 hosts each, a seed and 3 links per host)');
+    for (const h of parts) await h.stop();
   });
 });
 
