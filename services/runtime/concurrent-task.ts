@@ -2,7 +2,7 @@
  * A partition of a stateless, I/O-bound service (the fetcher, the parser) in concurrent mode.
  * Dispatch never waits for a record to finish (only for a free slot), so one slow server does not
  * hold up the partition; finished records' outputs are sent in groups, then the offset of the oldest
- * unfinished record is committed (at-least-once).
+ * unfinished record is committed (at-least-once), at most every `commitIntervalMs`.
  *
  * Bounded: at most `maxInFlight` records run, and at most `maxPendingRecords` / `maxPendingBytes` of
  * finished outputs wait to be sent; while either is full, dispatch (and so consumption) pauses.
@@ -20,6 +20,12 @@ import { TaskMigratedError, classifyError, describeError } from './errors.ts';
 
 const DEFAULT_MAX_PENDING_RECORDS = 2_000;
 const DEFAULT_MAX_PENDING_BYTES = 64 * 1024 * 1024;
+/**
+ * Offsets are committed at most this often (outputs still go at every flush). On Kafka each commit
+ * is a request the broker writes to its offsets log; committing after every 20-50 ms flush made them
+ * a seventh of the requests of a crawl (docs/benchmarks.md). A crash replays at most this much more.
+ */
+const DEFAULT_COMMIT_INTERVAL_MS = 500;
 
 export class ConcurrentTask<In> {
   readonly service: string;
@@ -32,6 +38,9 @@ export class ConcurrentTask<In> {
   /** Offset after the last dispatched record. */
   private dispatchedEnd = -1;
   private committedEnd = -1;
+  /** When the last offset commit was started (performance.now()). */
+  private committedAt = -Infinity;
+  private readonly commitIntervalMs: number;
   private topic = '';
   private flushTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
@@ -52,6 +61,7 @@ export class ConcurrentTask<In> {
     this.maxInFlight = c.maxInFlight;
     this.maxPendingRecords = c.maxPendingRecords ?? DEFAULT_MAX_PENDING_RECORDS;
     this.maxPendingBytes = c.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
+    this.commitIntervalMs = c.commitIntervalMs ?? DEFAULT_COMMIT_INTERVAL_MS;
     this.scope = `${host.groupId}.${partition}`;
     this.lifecycle = new TaskLifecycle(`${host.groupId}-${partition}`);
     this.lifecycle.onTransition((_, to) => host.metrics.taskStates.inc({ state: to }));
@@ -153,8 +163,11 @@ export class ConcurrentTask<In> {
     this.wake();
   }
 
-  /** Sends finished outputs, then commits the offset below the oldest unfinished record. */
-  private flush(): Promise<void> {
+  /**
+   * Sends finished outputs, then commits the offset below the oldest unfinished record when
+   * `commitIntervalMs` has passed since the last commit (always when `force`: a clean close).
+   */
+  private flush(force = false): Promise<void> {
     this.flushing = this.flushing.then(async () => {
       const member = this.host.member();
       if (!member || this.dispatchedEnd < 0) return;
@@ -176,7 +189,8 @@ export class ConcurrentTask<In> {
         for (const o of outputs) this.host.metrics.recordsOut.inc({ topic: o.topic });
         this.wake();
       }
-      if (commitTo > this.committedEnd) {
+      if (commitTo > this.committedEnd && (force || performance.now() - this.committedAt >= this.commitIntervalMs)) {
+        this.committedAt = performance.now();
         try {
           await member.commit({ transactional: false, scope: this.scope, outputs: [], offsets: [{ topic: this.topic, partition: this.partition, offset: commitTo }] });
           this.committedEnd = commitTo;
@@ -208,7 +222,7 @@ export class ConcurrentTask<In> {
     const deadline = Date.now() + 60_000;
     while (this.inFlight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     if (this.flushTimer) clearInterval(this.flushTimer);
-    await this.flush();
+    await this.flush(true);
     if (this.readyOutputs.length > 0 || this.inFlight.size > 0) this.logger.warn({ unsent: this.readyOutputs.length, inFlight: this.inFlight.size }, 'closing with unsent outputs; their records will be processed again');
     await this.release();
   }

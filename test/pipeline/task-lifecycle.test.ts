@@ -214,6 +214,64 @@ for (const kind of transportKinds) {
       await service.stop();
     });
 
+    it('a concurrent task sends outputs at every flush but commits its offset at most every commitIntervalMs, and at once when it closes', async () => {
+      const prefix = uniquePrefix();
+      const offsetCommits: number[] = [];
+      let sends = 0;
+      const counting = withOverrides(transport, {
+        join: async (options: GroupMemberOptions): Promise<GroupMember> => {
+          const member = await transport.join(options);
+          return new Proxy(member, {
+            get(target, prop) {
+              if (prop === 'commit') {
+                return (commit: Parameters<GroupMember['commit']>[0]) => {
+                  if (commit.offsets.length > 0) offsetCommits.push(performance.now());
+                  if (commit.outputs.length > 0) sends++;
+                  return target.commit(commit);
+                };
+              }
+              const v = Reflect.get(target, prop, target) as unknown;
+              return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+            },
+          });
+        },
+      });
+      const intervalMs = 400;
+      const echo: ServiceDefinition<LinksRecord> = {
+        name: 'echo',
+        inputs: ['links'],
+        outputs: ['changes'],
+        guarantee: 'at-least-once',
+        concurrent: {
+          maxInFlight: 4,
+          flushIntervalMs: 20,
+          commitIntervalMs: intervalMs,
+          createRecordProcessor: () => ({
+            async processRecord(record, ctx) {
+              ctx.emit('changes', urlOf(record.value), { v: SCHEMA_VERSION, url: urlOf(record.value), time: 1, kind: 'new', title: String(record.offset) });
+            },
+          }),
+        },
+      };
+      const service = new StreamService(echo, { transport: counting, catalog: crawlCatalog, dataDir: tempDir(), topicPrefix: prefix, partitions: 1 });
+      await service.start();
+      await service.ready();
+      // Records trickle in for ~2 s, so there is something to send at most flushes.
+      for (let i = 0; i < 20; i++) {
+        await transport.send(input(prefix, 10));
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await waitFor('every output sent', async () => (await readAll(transport, `${prefix}changes`)).length === 200, 60_000, 100);
+      await service.stop();
+      const committed = (await transport.committedOffsets(service.groupId, `${prefix}links`)).reduce((s, o) => s + o.offset, 0);
+      assert.equal(committed, 200, 'the clean close committed the last offset');
+      assert.ok(sends >= 10, `outputs went out flush by flush (${sends} sends)`);
+      // Every gap but the close's is at least the interval (a little timer slack allowed).
+      const gaps = offsetCommits.slice(1, -1).map((t, i) => t - offsetCommits[i]!);
+      assert.ok(gaps.every((g) => g >= intervalMs - 5), `offset commits at most every ${intervalMs} ms: gaps ${gaps.map((g) => g.toFixed(0)).join(', ')}`);
+      assert.ok(offsetCommits.length < sends, `fewer offset commits (${offsetCommits.length}) than sends (${sends})`);
+    });
+
     it('runs nothing over a store that was not restored: a failed open closes the task and opens it again', async () => {
       const prefix = uniquePrefix();
       const dirA = tempDir();
