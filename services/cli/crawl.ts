@@ -42,6 +42,8 @@ export interface CrawlOptions {
   readonly fsync?: boolean;
   /** Kafka: gzip level of the producers for gzip topics (default 1). */
   readonly gzipLevel?: number;
+  /** Fetcher and parser: offsets committed at most this often (MEGURI_COMMIT_INTERVAL_MS). */
+  readonly commitIntervalMs?: number;
   readonly maxPages?: number;
   readonly untilIdle?: boolean;
   readonly scheduler?: SchedulerOptionsInput;
@@ -191,7 +193,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const partitions = options.partitions ?? 4;
   const progress = new CrawlProgress();
   const budget = options.maxPages !== undefined ? new SharedBudget(options.maxPages) : undefined;
-  const common = { transport, catalog: crawlCatalog, dataDir: options.dataDir, topicPrefix: prefix, partitions, logger, clock };
+  const common = { transport, catalog: crawlCatalog, dataDir: options.dataDir, topicPrefix: prefix, partitions, logger, clock, ...(options.commitIntervalMs !== undefined ? { commitIntervalMs: options.commitIntervalMs } : {}) };
   const fetcherDef = fetcherService({ ...options.fetcher, clock });
   // The parser removes the same session/tracking parameters the scheduler does.
   const stripParams = options.scheduler?.stripParams !== undefined ? { stripParams: paramFilter(options.scheduler.stripParams) } : {};

@@ -334,6 +334,7 @@ function crawlOptions(m: CrawlModules, urls: string[], flags: CrawlFlags, explic
     replication: { ...chosen.replication, capToBrokers: !chosen.explicit },
     fsync: flags.fsync === true || env.fsync,
     gzipLevel: env.kafkaGzipLevel,
+    commitIntervalMs: env.commitIntervalMs,
     ...(flags.kafka ? { kafkaBrokers: flags.kafka.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
     topicPrefix: flags.topicPrefix,
     partitions: flags.partitions,

@@ -61,7 +61,7 @@ export class ConcurrentTask<In> {
     this.maxInFlight = c.maxInFlight;
     this.maxPendingRecords = c.maxPendingRecords ?? DEFAULT_MAX_PENDING_RECORDS;
     this.maxPendingBytes = c.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
-    this.commitIntervalMs = c.commitIntervalMs ?? DEFAULT_COMMIT_INTERVAL_MS;
+    this.commitIntervalMs = host.commitIntervalMs ?? c.commitIntervalMs ?? DEFAULT_COMMIT_INTERVAL_MS;
     this.scope = `${host.groupId}.${partition}`;
     this.lifecycle = new TaskLifecycle(`${host.groupId}-${partition}`);
     this.lifecycle.onTransition((_, to) => host.metrics.taskStates.inc({ state: to }));

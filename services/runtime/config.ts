@@ -31,6 +31,7 @@ export const runtimeConfigSchema = z.strictObject({
   replicationFactor: int(1, 32).optional().describe('Replication factor of topics this process creates on Kafka (default 3; `meguri crawl --kafka`: 3, lowered to the broker count).'),
   minInsyncReplicas: int(1, 32).optional().describe('min.insync.replicas of topics this process creates on Kafka (default 2, at most the replication factor).'),
   fsync: bool.default(false).describe('Embedded log: fsync every commit (durable across power loss, not just a killed process).'),
+  commitIntervalMs: int(0, 600_000).default(500).describe('Fetcher and parser: their offsets are committed at most this often (outputs still go every 20-50 ms); a crash makes the next owner process again at most this much more.'),
   kafkaGzipLevel: int(1, 9).default(1).describe('Kafka: gzip level of what this process sends to gzip topics (`pages`); 1 costs about a quarter of the CPU of 6 for ~15 % more bytes.'),
 });
 
@@ -52,6 +53,7 @@ export const runtimeConfigEnv: Record<keyof RuntimeConfig, string> = {
   replicationFactor: 'MEGURI_REPLICATION_FACTOR',
   minInsyncReplicas: 'MEGURI_MIN_INSYNC_REPLICAS',
   fsync: 'MEGURI_FSYNC',
+  commitIntervalMs: 'MEGURI_COMMIT_INTERVAL_MS',
   kafkaGzipLevel: 'MEGURI_KAFKA_GZIP_LEVEL',
 };
 

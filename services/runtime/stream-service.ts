@@ -45,6 +45,8 @@ export interface StreamServiceOptions {
   readonly partitions?: number;
   /** Attempts of a whole batch whose processor keeps failing before it is retried record by record. */
   readonly batchAttempts?: number;
+  /** Concurrent mode: offsets committed at most this often (else the definition's, else 500 ms). */
+  readonly commitIntervalMs?: number;
   /** Called once when the service stops on a fatal error (the CLI exits non-zero). */
   readonly onFatal?: (err: Error) => void;
 }
@@ -99,6 +101,7 @@ export class StreamService<In, R extends TopicRecordMap = TopicRecordMap> {
         return emitterOf();
       },
       batchAttempts: options.batchAttempts ?? 3,
+      ...(options.commitIntervalMs !== undefined ? { commitIntervalMs: options.commitIntervalMs } : {}),
       member: () => this.member,
       logicalOf: (p) => this.logicalByPhysical.get(p),
       changelogTopic: (s) => this.changelogTopic(s),

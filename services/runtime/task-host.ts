@@ -20,6 +20,8 @@ export interface TaskHost<In> {
   readonly emitter: OutputEmitter;
   /** Attempts of a whole batch whose processor keeps failing before it is retried record by record. */
   readonly batchAttempts: number;
+  /** Concurrent mode: the operator's offset commit interval, which wins over the definition's. */
+  readonly commitIntervalMs?: number;
   member(): GroupMember | undefined;
   logicalOf(physical: string): string | undefined;
   changelogTopic(store: string): string;

@@ -245,7 +245,8 @@ for (const kind of transportKinds) {
         concurrent: {
           maxInFlight: 4,
           flushIntervalMs: 20,
-          commitIntervalMs: intervalMs,
+          // The operator's setting (the service's options, MEGURI_COMMIT_INTERVAL_MS) wins over this.
+          commitIntervalMs: 50,
           createRecordProcessor: () => ({
             async processRecord(record, ctx) {
               ctx.emit('changes', urlOf(record.value), { v: SCHEMA_VERSION, url: urlOf(record.value), time: 1, kind: 'new', title: String(record.offset) });
@@ -253,7 +254,7 @@ for (const kind of transportKinds) {
           }),
         },
       };
-      const service = new StreamService(echo, { transport: counting, catalog: crawlCatalog, dataDir: tempDir(), topicPrefix: prefix, partitions: 1 });
+      const service = new StreamService(echo, { transport: counting, catalog: crawlCatalog, dataDir: tempDir(), topicPrefix: prefix, partitions: 1, commitIntervalMs: intervalMs });
       await service.start();
       await service.ready();
       // Records trickle in for ~2 s, so there is something to send at most flushes.
