@@ -103,6 +103,24 @@ class LostAnswer {
   }
 }
 
+type Commit = Parameters<GroupMember['commit']>[0];
+
+/** `transport` whose group members pass every commit through `hook` (which calls `commitNow` to let it through). */
+function withCommitHook(transport: Transport, hook: (commit: Commit, commitNow: (c: Commit) => ReturnType<GroupMember['commit']>) => ReturnType<GroupMember['commit']>): Transport {
+  return withOverrides(transport, {
+    join: async (options: GroupMemberOptions): Promise<GroupMember> => {
+      const member = await transport.join(options);
+      return new Proxy(member, {
+        get(target, prop) {
+          if (prop === 'commit') return (commit: Commit) => hook(commit, (c) => target.commit(c));
+          const v = Reflect.get(target, prop, target) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+    },
+  });
+}
+
 async function sumMetric(metric: { get(): Promise<{ values: { value: number; labels: Record<string, string | number> }[] }> }, labels: Record<string, string> = {}): Promise<number> {
   return (await metric.get()).values.filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l)).reduce((s, v) => s + v.value, 0);
 }
@@ -124,26 +142,13 @@ for (const kind of transportKinds) {
       const prefix = uniquePrefix();
       // Armed once every URL has committed state, so the processor mutates cached objects.
       let failuresLeft = 0;
-      const failing = withOverrides(transport, {
-        join: async (options: GroupMemberOptions): Promise<GroupMember> => {
-          const member = await transport.join(options);
-          return new Proxy(member, {
-            get(target, prop) {
-              if (prop === 'commit') {
-                return (commit: Parameters<GroupMember['commit']>[0]) => {
-                  // Fail after the processor ran (and mutated its cached state objects).
-                  if (commit.offsets.length > 0 && failuresLeft > 0) {
-                    failuresLeft--;
-                    return Promise.reject(coordinatorMoving());
-                  }
-                  return target.commit(commit);
-                };
-              }
-              const v = Reflect.get(target, prop, target) as unknown;
-              return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-            },
-          });
-        },
+      const failing = withCommitHook(transport, (commit, commitNow) => {
+        // Fail after the processor ran (and mutated its cached state objects).
+        if (commit.offsets.length > 0 && failuresLeft > 0) {
+          failuresLeft--;
+          return Promise.reject(coordinatorMoving());
+        }
+        return commitNow(commit);
       });
       const service = new StreamService(mutatingCounter(), { transport: failing, catalog: crawlCatalog, dataDir: tempDir(), topicPrefix: prefix, partitions: 2 });
       await service.start();
@@ -167,25 +172,12 @@ for (const kind of transportKinds) {
     it('a concurrent task whose offset commit fails after a successful send does not send its outputs again', async () => {
       const prefix = uniquePrefix();
       let offsetFailuresLeft = 5;
-      const failing = withOverrides(transport, {
-        join: async (options: GroupMemberOptions): Promise<GroupMember> => {
-          const member = await transport.join(options);
-          return new Proxy(member, {
-            get(target, prop) {
-              if (prop === 'commit') {
-                return (commit: Parameters<GroupMember['commit']>[0]) => {
-                  if (commit.offsets.length > 0 && commit.outputs.length === 0 && offsetFailuresLeft > 0) {
-                    offsetFailuresLeft--;
-                    return Promise.reject(coordinatorMoving());
-                  }
-                  return target.commit(commit);
-                };
-              }
-              const v = Reflect.get(target, prop, target) as unknown;
-              return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-            },
-          });
-        },
+      const failing = withCommitHook(transport, (commit, commitNow) => {
+        if (commit.offsets.length > 0 && commit.outputs.length === 0 && offsetFailuresLeft > 0) {
+          offsetFailuresLeft--;
+          return Promise.reject(coordinatorMoving());
+        }
+        return commitNow(commit);
       });
       const echo: ServiceDefinition<LinksRecord> = {
         name: 'echo',
@@ -218,23 +210,10 @@ for (const kind of transportKinds) {
       const prefix = uniquePrefix();
       const offsetCommits: number[] = [];
       let sends = 0;
-      const counting = withOverrides(transport, {
-        join: async (options: GroupMemberOptions): Promise<GroupMember> => {
-          const member = await transport.join(options);
-          return new Proxy(member, {
-            get(target, prop) {
-              if (prop === 'commit') {
-                return (commit: Parameters<GroupMember['commit']>[0]) => {
-                  if (commit.offsets.length > 0) offsetCommits.push(performance.now());
-                  if (commit.outputs.length > 0) sends++;
-                  return target.commit(commit);
-                };
-              }
-              const v = Reflect.get(target, prop, target) as unknown;
-              return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-            },
-          });
-        },
+      const counting = withCommitHook(transport, (commit, commitNow) => {
+        if (commit.offsets.length > 0) offsetCommits.push(performance.now());
+        if (commit.outputs.length > 0) sends++;
+        return commitNow(commit);
       });
       const intervalMs = 400;
       const echo: ServiceDefinition<LinksRecord> = {
