@@ -232,8 +232,8 @@ export function configMapData(prefix = ''): Record<string, string> {
     MEGURI_HTTP_HOST: '0.0.0.0',
     MEGURI_LOG_LEVEL: 'info',
     MEGURI_SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
-    // Fetcher and parser: how often their offsets are committed (a crash replays at most this much).
-    MEGURI_COMMIT_INTERVAL_MS: '500',
+    // Fetcher: 0 commits its offsets after every flush, so a crash re-fetches only requests that were out.
+    MEGURI_COMMIT_INTERVAL_MS: '0',
     // Crawl identity: set both in an overlay before crawling anything real.
     MEGURI_USER_AGENT: '',
     MEGURI_CONTACT_URL: 'https://contact.invalid/set-me',

@@ -21,11 +21,12 @@ import { TaskMigratedError, classifyError, describeError } from './errors.ts';
 const DEFAULT_MAX_PENDING_RECORDS = 2_000;
 const DEFAULT_MAX_PENDING_BYTES = 64 * 1024 * 1024;
 /**
- * Offsets are committed at most this often (outputs still go at every flush). On Kafka each commit
- * is a request the broker writes to its offsets log; committing after every 20-50 ms flush made them
- * a seventh of the requests of a crawl (docs/benchmarks.md). A crash replays at most this much more.
+ * Offsets are committed after every flush by default: a record is processed again after a crash
+ * only if it was in flight then, which for the fetcher means a page is fetched twice only if its
+ * request was out. A longer interval (MEGURI_COMMIT_INTERVAL_MS) saves the broker a request per flush
+ * (a seventh of a crawl's requests on Kafka, docs/benchmarks.md) and replays that much more.
  */
-const DEFAULT_COMMIT_INTERVAL_MS = 500;
+const DEFAULT_COMMIT_INTERVAL_MS = 0;
 
 export class ConcurrentTask<In> {
   readonly service: string;

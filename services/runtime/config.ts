@@ -31,7 +31,7 @@ export const runtimeConfigSchema = z.strictObject({
   replicationFactor: int(1, 32).optional().describe('Replication factor of topics this process creates on Kafka (default 3; `meguri crawl --kafka`: 3, lowered to the broker count).'),
   minInsyncReplicas: int(1, 32).optional().describe('min.insync.replicas of topics this process creates on Kafka (default 2, at most the replication factor).'),
   fsync: bool.default(false).describe('Embedded log: fsync every commit (durable across power loss, not just a killed process).'),
-  commitIntervalMs: int(0, 600_000).default(500).describe('Fetcher and parser: their offsets are committed at most this often (outputs still go every 20-50 ms); a crash makes the next owner process again at most this much more.'),
+  commitIntervalMs: int(0, 600_000).default(0).describe('Fetcher: its offsets are committed at most this often (0: after every 20 ms flush of its outputs); fewer requests to the broker, but after a crash the next owner fetches again the pages of up to this long, not only the requests that were out.'),
   kafkaGzipLevel: int(1, 9).default(1).describe('Kafka: gzip level of what this process sends to gzip topics (`pages`); 1 costs about a quarter of the CPU of 6 for ~15 % more bytes.'),
 });
 

@@ -108,8 +108,8 @@ export interface ServiceDefinition<In, R extends TopicRecordMap = TopicRecordMap
     readonly maxInFlight: number;
     readonly flushIntervalMs?: number;
     /**
-     * Offsets are committed at most this often; outputs are sent at every flush. Default 500 ms:
-     * a crash makes the partition's next owner process again at most this much more.
+     * Offsets are committed at most this often; outputs are sent at every flush. Default 0 (after
+     * every flush): a crash makes the partition's next owner process again at most this much more.
      */
     readonly commitIntervalMs?: number;
     /** Records finished but not yet sent, at most; consumption pauses while full. Default 2,000. */

@@ -45,7 +45,7 @@ export interface StreamServiceOptions {
   readonly partitions?: number;
   /** Attempts of a whole batch whose processor keeps failing before it is retried record by record. */
   readonly batchAttempts?: number;
-  /** Concurrent mode: offsets committed at most this often (else the definition's, else 500 ms). */
+  /** Concurrent mode: offsets committed at most this often (else the definition's, else after every flush). */
   readonly commitIntervalMs?: number;
   /** Called once when the service stops on a fatal error (the CLI exits non-zero). */
   readonly onFatal?: (err: Error) => void;

@@ -67,8 +67,8 @@ describe('MEGURI_CREATE_TOPICS and MEGURI_FSYNC', () => {
 });
 
 describe('MEGURI_COMMIT_INTERVAL_MS', () => {
-  it('is 500 ms unless set, and takes whole milliseconds from 0 to 10 minutes', () => {
-    assert.equal(loadRuntimeConfig({ transport: 'embedded' }, {}).commitIntervalMs, 500);
+  it('is 0 (after every flush) unless set, and takes whole milliseconds from 0 to 10 minutes', () => {
+    assert.equal(loadRuntimeConfig({ transport: 'embedded' }, {}).commitIntervalMs, 0);
     assert.equal(loadRuntimeConfig({ transport: 'embedded' }, { MEGURI_COMMIT_INTERVAL_MS: '0' }).commitIntervalMs, 0);
     assert.equal(loadRuntimeConfig({ transport: 'embedded' }, { MEGURI_COMMIT_INTERVAL_MS: '2000' }).commitIntervalMs, 2000);
     assert.throws(() => loadRuntimeConfig({ transport: 'embedded' }, { MEGURI_COMMIT_INTERVAL_MS: '-1' }), /commitIntervalMs \(MEGURI_COMMIT_INTERVAL_MS\)/);
