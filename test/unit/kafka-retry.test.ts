@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { isRoutineRetry, retryWhileRetriable } from '../../services/runtime/kafka/kafka-transport.ts';
+import { isRoutineRetry, retryWhileRetriable } from '../../services/runtime/kafka/client.ts';
 
 const retriable = (): Error => Object.assign(new Error('This server is not the leader for that topic-partition'), { retriable: true });
 

@@ -1,0 +1,328 @@
+/**
+ * One member of a consumer group on kafkajs: its assignment, the batches it fetched waiting per
+ * partition (partition-feed.ts), rejoining after a task migrated or a crash, and a clean leave.
+ */
+// kafkajs with the read_committed fix: never import 'kafkajs' itself for runtime values.
+import type { Consumer, Kafka } from 'kafkajs';
+import type { Logger } from '../logger.ts';
+import { PartitionFeed } from './partition-feed.ts';
+import { toLogRecord } from './records.ts';
+import { FatalServiceError, TaskMigratedError, classifyError, describeError } from '../errors.ts';
+import type { AtomicCommit, GroupMember, GroupMemberOptions, RecordMetadata, TopicPartition } from '../transport.ts';
+
+/** What a member needs of its transport. */
+export interface MemberTransport {
+  readonly sessionTimeoutMs: number;
+  commitFor(groupId: string, consumer: Consumer, commit: AtomicCommit): Promise<RecordMetadata[]>;
+  forget(member: KafkaGroupMember): void;
+}
+
+/** Crashes without a kafkajs restart tolerated (each restarted by us) within the window before the service stops. */
+const MAX_CRASH_RESTARTS = 3;
+const CRASH_WINDOW_MS = 5 * 60_000;
+/**
+ * How long a member keeps trying to reach the cluster again after a crash or a rejoin while the
+ * brokers are unreachable (a broker restart, a rolling upgrade) before the service gives up.
+ */
+const BROKER_OUTAGE_BUDGET_MS = 5 * 60_000;
+
+const tpKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+
+/**
+ * Fetched batches that may wait behind the one a partition is processing: kafkajs fetches the
+ * next while this one runs (partition-feed.ts). Two keep the service busy between fetches.
+ */
+const QUEUED_BATCHES_PER_PARTITION = 2;
+/**
+ * A partition's delivery holds at most this many times maxBatchRecords records: batches that waited
+ * while it worked go together (a larger one in pieces), and a task processes them maxBatchRecords
+ * at a time and commits once, so a transaction's fixed round trips are paid once for all of them.
+ */
+const MERGED_BATCHES = 4;
+
+export class KafkaGroupMember implements GroupMember {
+  private readonly consumer: Consumer;
+  private current = new Map<string, TopicPartition>();
+  /** Partitions being handed back: their final flush may still commit. */
+  private readonly revoking = new Set<string>();
+  /** Serialises assignment changes. */
+  private assignmentChain: Promise<void> = Promise.resolve();
+  /** Batches fetched and waiting to be processed, per partition (partition-feed.ts). */
+  private readonly feeds = new Map<string, PartitionFeed>();
+  private readyResolve!: () => void;
+  private readonly readyPromise = new Promise<void>((resolve) => (this.readyResolve = resolve));
+  private stopped = false;
+  /** Member id of the last join: a new one means the coordinator forgot us (evicted, paused, partitioned away). */
+  private memberId: string | undefined;
+  private rejoining: Promise<void> | undefined;
+  private readonly heartbeatIntervalMs = 1000;
+  /** Times of recent crashes kafkajs did not restart from. */
+  private crashes: number[] = [];
+
+  constructor(
+    private readonly transport: MemberTransport,
+    kafka: Kafka,
+    private readonly options: GroupMemberOptions,
+    private readonly logger: Logger,
+  ) {
+    this.consumer = kafka.consumer({
+      groupId: options.groupId,
+      readUncommitted: false,
+      sessionTimeout: transport.sessionTimeoutMs,
+      rebalanceTimeout: 30000,
+      heartbeatInterval: this.heartbeatIntervalMs,
+      maxWaitTimeInMs: 100,
+      allowAutoTopicCreation: false,
+      retry: { retries: 10 },
+    });
+  }
+
+  get groupId(): string {
+    return this.options.groupId;
+  }
+
+  assignment(): readonly TopicPartition[] {
+    return [...this.current.values()];
+  }
+
+  ready(): Promise<void> {
+    return this.readyPromise;
+  }
+
+  private chain(step: () => Promise<void>): void {
+    this.assignmentChain = this.assignmentChain.then(step).catch((err: unknown) => this.logger.error({ err }, 'assignment change failed'));
+  }
+
+  private onGroupJoin(memberId: string, memberAssignment: Record<string, number[]>): void {
+    const next = new Map<string, TopicPartition>();
+    for (const [topic, partitions] of Object.entries(memberAssignment)) {
+      for (const partition of partitions) next.set(tpKey(topic, partition), { topic, partition });
+    }
+    // A new member id means our previous generation is gone: someone else may have owned (and
+    // changed) our partitions meanwhile, even if we get the same ones back. Every task is migrated.
+    const generationLost = this.memberId !== undefined && this.memberId !== memberId;
+    this.memberId = memberId;
+    const lost = generationLost ? [...this.current.values()] : [];
+    const revoked = generationLost ? [] : [...this.current].filter(([k]) => !next.has(k)).map(([, tp]) => tp);
+    const assigned = generationLost ? [...next.values()] : [...next].filter(([k]) => !this.current.has(k)).map(([, tp]) => tp);
+    if (generationLost) this.logger.warn({ groupId: this.groupId, memberId, partitions: lost.length }, 'group generation lost: every task is migrated and restored');
+    this.current = next;
+    this.chain(async () => {
+      if (lost.length > 0) await this.loseAll(lost);
+      if (revoked.length > 0) {
+        for (const tp of revoked) this.revoking.add(tpKey(tp.topic, tp.partition));
+        try {
+          await this.drainFeeds(revoked);
+          await this.options.onRevoked(revoked);
+        } finally {
+          for (const tp of revoked) this.revoking.delete(tpKey(tp.topic, tp.partition));
+        }
+      }
+      if (assigned.length > 0) await this.options.onAssigned(assigned);
+      this.readyResolve();
+    });
+  }
+
+  private async loseAll(tps: readonly TopicPartition[]): Promise<void> {
+    await this.drainFeeds(tps);
+    if (this.options.onLost) await this.options.onLost(tps);
+    else await this.options.onRevoked(tps);
+  }
+
+  /**
+   * Leaves the group and joins again as a new member (kafkajs has no "rejoin" call: stop and run
+   * again). Every task is lost first; the coordinator's new assignment reopens them.
+   */
+  rejoin(reason: string): void {
+    if (this.stopped || this.rejoining) return;
+    this.logger.warn({ groupId: this.groupId, reason }, 'rejoining the group');
+    this.rejoining = (async () => {
+      try {
+        await this.consumer.stop();
+        const lost = [...this.current.values()];
+        this.current = new Map();
+        this.memberId = undefined;
+        await new Promise<void>((resolve) => this.chain(async () => (await this.loseAll(lost), resolve())));
+        await this.runAgainWhenReachable(false);
+      } catch (err) {
+        this.options.onFatal?.(new FatalServiceError(`rejoining group ${this.groupId} failed: ${describeError(err)}`, { cause: err }));
+      } finally {
+        this.rejoining = undefined;
+      }
+    })();
+  }
+
+  /** After a crash kafkajs left stopped: every task is lost, the consumer runs (and joins) again. */
+  private restartAfterCrash(): void {
+    if (this.stopped || this.rejoining) return;
+    this.rejoining = (async () => {
+      try {
+        await this.consumer.stop().catch(() => undefined);
+        const lost = [...this.current.values()];
+        this.current = new Map();
+        this.memberId = undefined;
+        await new Promise<void>((resolve) => this.chain(async () => (await this.loseAll(lost), resolve())));
+        await this.runAgainWhenReachable(true);
+      } catch (err) {
+        this.options.onFatal?.(new FatalServiceError(`restarting the consumer of group ${this.groupId} failed: ${describeError(err)}`, { cause: err }));
+      } finally {
+        this.rejoining = undefined;
+      }
+    })();
+  }
+
+  /**
+   * Connects (when asked) and runs the consumer again, waiting out a cluster that is unreachable for
+   * up to BROKER_OUTAGE_BUDGET_MS: kafkajs's own retries give up after about 15 s, shorter than a
+   * broker restart. Any other error, or an outage past the budget, is thrown.
+   */
+  private async runAgainWhenReachable(connect: boolean): Promise<void> {
+    const started = Date.now();
+    for (let attempt = 0; !this.stopped; attempt++) {
+      try {
+        if (connect) await this.consumer.connect();
+        await this.run();
+        return;
+      } catch (err) {
+        if (classifyError(err, 'open') !== 'transient' || Date.now() - started > BROKER_OUTAGE_BUDGET_MS) throw err;
+        const waitMs = Math.min(15_000, 1000 * 2 ** attempt);
+        this.logger.warn({ groupId: this.groupId, err: describeError(err), waitMs }, 'cluster unreachable; trying again');
+        await this.consumer.disconnect().catch(() => undefined);
+        connect = true;
+        await new Promise((resolve) => setTimeout(resolve, waitMs).unref());
+      }
+    }
+  }
+
+  async start(): Promise<void> {
+    this.consumer.on(this.consumer.events.GROUP_JOIN, (e) => this.onGroupJoin(e.payload.memberId, e.payload.memberAssignment));
+    this.consumer.on(this.consumer.events.CRASH, (e) => {
+      const restart = e.payload.restart;
+      if (restart || this.stopped) {
+        this.logger.error({ err: e.payload.error }, 'consumer crashed; kafkajs restarts it');
+        return;
+      }
+      // kafkajs does not come back from a crash with restart: false (e.g. an admin error during the
+      // first assignment). Restart it a few times; a member that keeps crashing consumes nothing and
+      // must not look alive, so the service then stops (and the process exits non-zero).
+      const now = Date.now();
+      this.crashes = this.crashes.filter((t) => now - t < CRASH_WINDOW_MS);
+      this.crashes.push(now);
+      const error = e.payload.error;
+      if (this.crashes.length > MAX_CRASH_RESTARTS) {
+        this.options.onFatal?.(new FatalServiceError(`consumer of group ${this.groupId} crashed ${this.crashes.length} times in ${CRASH_WINDOW_MS / 1000} s: ${describeError(error)}`, { cause: error }));
+        return;
+      }
+      this.logger.error({ err: error, crashes: this.crashes.length }, 'consumer crashed and kafkajs will not restart it; restarting it');
+      setTimeout(() => this.restartAfterCrash(), 1000 * this.crashes.length).unref();
+    });
+    await this.consumer.connect();
+    await this.consumer.subscribe({ topics: [...this.options.topics], fromBeginning: (this.options.startFrom ?? 'earliest') === 'earliest' });
+    await this.run();
+  }
+
+  /** The feed of a partition, made when its first batch arrives (partition-feed.ts). */
+  private feedOf(topic: string, partition: number): PartitionFeed {
+    const key = tpKey(topic, partition);
+    let feed = this.feeds.get(key);
+    if (feed) return feed;
+    feed = new PartitionFeed({
+      maxQueued: QUEUED_BATCHES_PER_PARTITION,
+      maxMergedRecords: MERGED_BATCHES * (this.options.maxBatchRecords ?? 500),
+      deliver: (batch) => this.options.eachBatch(batch),
+      active: () => this.current.has(key) && !this.stopped && !this.rejoining,
+      onHandedBack: async (offset, err) => {
+        // Not processed (task opening, migrated, or failing): fetch it again. The service has
+        // already acted on the error. The seek also takes back what kafkajs fetched past it.
+        this.logger.debug({ err: describeError(err), topic, partition, offset }, 'batch handed back');
+        if (this.current.has(key)) {
+          try {
+            this.consumer.seek({ topic, partition, offset: String(offset) });
+          } catch (seekError) {
+            // The consumer is stopping or restarting: it starts again from the committed offset.
+            this.logger.debug({ err: describeError(seekError), topic, partition }, 'seek after a hand-back failed');
+          }
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      },
+    });
+    this.feeds.set(key, feed);
+    return feed;
+  }
+
+  /** Forgets the batches queued for these partitions and waits for the ones in progress. */
+  private async drainFeeds(tps: readonly TopicPartition[]): Promise<void> {
+    const feeds = tps.map((tp) => this.feeds.get(tpKey(tp.topic, tp.partition))).filter((f): f is PartitionFeed => f !== undefined);
+    for (const feed of feeds) feed.drop();
+    await Promise.all(feeds.map((f) => f.idle().catch(() => undefined)));
+    for (const tp of tps) {
+      const key = tpKey(tp.topic, tp.partition);
+      if (!this.feeds.get(key)?.busy) this.feeds.delete(key);
+    }
+  }
+
+  private async run(): Promise<void> {
+    await this.consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: 8,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+        const key = tpKey(batch.topic, batch.partition);
+        // kafkajs heartbeats only between batches: keep the membership alive while this one waits
+        // for room in its partition's feed, so slow work never costs the member its partitions.
+        const keepAlive = setInterval(() => {
+          heartbeat().catch((err: unknown) => this.logger.debug({ err: describeError(err), topic: batch.topic }, 'heartbeat during a batch failed'));
+        }, this.heartbeatIntervalMs);
+        try {
+          await this.assignmentChain;
+          // isStale: a seek after a hand-back is pending, so this batch lies past what must be read again.
+          if (batch.messages.length === 0 || !this.current.has(key) || this.rejoining || isStale()) return;
+          const feed = this.feedOf(batch.topic, batch.partition);
+          const epoch = feed.epoch;
+          await feed.waitForRoom();
+          if (feed.epoch !== epoch || !isRunning() || isStale() || this.stopped || this.rejoining || !this.current.has(key)) return;
+          const records = batch.messages.map((m) => toLogRecord(batch.topic, batch.partition, m));
+          // The feed delivers it in pieces of at most MERGED_BATCHES × maxBatchRecords records.
+          feed.push({ topic: batch.topic, partition: batch.partition, records, highWatermark: Number(batch.highWatermark) });
+          // Fetch on past them; a hand-back seeks back to the first record not processed.
+          resolveOffset(records[records.length - 1]!.offset.toString());
+        } finally {
+          clearInterval(keepAlive);
+        }
+        await heartbeat();
+      },
+    });
+  }
+
+  commit(commit: AtomicCommit): Promise<RecordMetadata[]> {
+    // Kafka keeps no task state: stores write changelogs (Transport.inlineState is absent here).
+    if (commit.stateWrites?.length) return Promise.reject(new TypeError('the Kafka transport keeps no state stores; write them through changelogs'));
+    for (const o of commit.offsets) {
+      const key = tpKey(o.topic, o.partition);
+      if (!this.current.has(key) && !this.revoking.has(key)) {
+        return Promise.reject(new TaskMigratedError(`partition ${o.topic}[${o.partition}] is not assigned to this member`));
+      }
+    }
+    return this.transport.commitFor(this.options.groupId, this.consumer, commit);
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await this.rejoining?.catch(() => undefined);
+    await this.assignmentChain.catch(() => undefined);
+    // Hand partitions back while the consumer still runs, so final flushes can commit offsets.
+    const all = [...this.current.values()];
+    for (const tp of all) this.revoking.add(tpKey(tp.topic, tp.partition));
+    this.current.clear();
+    await this.drainFeeds(all);
+    try {
+      if (all.length > 0) await this.options.onRevoked(all);
+    } finally {
+      this.revoking.clear();
+    }
+    await this.consumer.stop().catch(() => undefined);
+    await this.consumer.disconnect().catch(() => undefined);
+    this.transport.forget(this);
+  }
+}
