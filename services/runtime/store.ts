@@ -12,7 +12,7 @@
  * reads see the waiting writes as if they were in RocksDB.
  */
 import { join } from 'node:path';
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { RocksDb } from './rocksdb.ts';
 import type { BatchOp, KeyValueDb } from './rocksdb.ts';
 
@@ -519,6 +519,17 @@ export class TaskStores {
   /** Stores under `keyPrefix` of a database someone else opened and closes. */
   static inline(db: KeyValueDb, keyPrefix: string, names: readonly string[]): TaskStores {
     return new TaskStores(db, new Map(names.map((n) => [n, new TaskStore<unknown>(n, db, keyPrefix)])), undefined);
+  }
+
+  /** Partitions of a group whose state directories exist under dataDir (warm for a restore). */
+  static localPartitions(dataDir: string, group: string): number[] {
+    let names: string[];
+    try {
+      names = readdirSync(join(dataDir, 'state', group));
+    } catch {
+      return [];
+    }
+    return names.filter((n) => /^p\d+$/.test(n)).map((n) => Number(n.slice(1)));
   }
 
   /** Removes a task's local state directory (it will be restored from the changelog). */

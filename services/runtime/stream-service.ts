@@ -21,6 +21,7 @@ import type { ConsumedBatch, GroupMember, TopicPartition, Transport } from './tr
 import { OutputEmitter } from './emitter.ts';
 import { DEADLETTER_TOPIC } from './deadletter.ts';
 import { Task } from './task.ts';
+import { TaskStores } from './store.ts';
 import { ConcurrentTask } from './concurrent-task.ts';
 import type { TaskHost } from './task-host.ts';
 import { backoffMs, sleep } from './task-host.ts';
@@ -167,6 +168,7 @@ export class StreamService<In, R extends TopicRecordMap = TopicRecordMap> {
       topics: this.definition.inputs.map((t) => this.physical(t)),
       memberName: this.options.memberName ?? this.definition.name,
       maxBatchRecords: this.definition.maxBatchRecords ?? 500,
+      warmPartitions: () => ((this.definition.stores ?? []).length > 0 ? TaskStores.localPartitions(this.options.dataDir, this.groupId) : []),
       onAssigned: (tps) => this.onAssigned(tps),
       onRevoked: (tps) => this.onRevoked(tps, 'clean'),
       onLost: (tps) => this.onRevoked(tps, 'dirty'),

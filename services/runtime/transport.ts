@@ -129,6 +129,11 @@ export interface GroupMemberOptions {
   readonly startFrom?: 'earliest' | 'latest';
   /** Upper bound of records per batch. */
   readonly maxBatchRecords?: number;
+  /**
+   * Partitions whose stores this member holds on disk: the group prefers them for it when they have
+   * to move (a restore there replays only what the local checkpoint lacks).
+   */
+  warmPartitions?(): readonly number[];
   /** Called before any batch of the newly assigned partitions is delivered (never with an empty list). */
   onAssigned(partitions: readonly TopicPartition[]): Promise<void>;
   /** Called when partitions are taken away (rebalance or stop), after their last batch finished.

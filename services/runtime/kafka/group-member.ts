@@ -7,6 +7,8 @@ import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from '../logger.ts';
 import { PartitionFeed } from './partition-feed.ts';
 import { toLogRecord } from './records.ts';
+import { kafkajs } from './kafkajs.ts';
+import { stickyAssigner } from './sticky-assignment.ts';
 import { FatalServiceError, TaskMigratedError, classifyError, describeError } from '../errors.ts';
 import type { AtomicCommit, GroupMember, GroupMemberOptions, RecordMetadata, TopicPartition } from '../transport.ts';
 
@@ -58,6 +60,11 @@ export class KafkaGroupMember implements GroupMember {
   private readonly heartbeatIntervalMs = 1000;
   /** Times of recent crashes kafkajs did not restart from. */
   private crashes: number[] = [];
+  /**
+   * Partitions of the last assignment, kept through a rejoin (which empties `current`): the claim a
+   * rejoining member makes, so the group gives it back what it held.
+   */
+  private lastOwned: number[] = [];
 
   constructor(
     private readonly transport: MemberTransport,
@@ -74,7 +81,21 @@ export class KafkaGroupMember implements GroupMember {
       maxWaitTimeInMs: 100,
       allowAutoTopicCreation: false,
       retry: { retries: 10 },
+      // Sticky first; round robin only so that a member of an older version can still join.
+      partitionAssigners: [stickyAssigner(() => this.claim()), kafkajs.PartitionAssigners.roundRobin],
     });
+  }
+
+  /** What this member tells the group's leader at a join (sticky-assignment.ts). */
+  private claim(): { owned: number[]; warm: number[] } {
+    const owned = [...this.lastOwned];
+    let warm: readonly number[] = [];
+    try {
+      warm = this.options.warmPartitions?.() ?? [];
+    } catch (err) {
+      this.logger.debug({ err: describeError(err) }, 'could not list the warm partitions');
+    }
+    return { owned, warm: [...warm] };
   }
 
   get groupId(): string {
@@ -107,6 +128,7 @@ export class KafkaGroupMember implements GroupMember {
     const assigned = generationLost ? [...next.values()] : [...next].filter(([k]) => !this.current.has(k)).map(([, tp]) => tp);
     if (generationLost) this.logger.warn({ groupId: this.groupId, memberId, partitions: lost.length }, 'group generation lost: every task is migrated and restored');
     this.current = next;
+    this.lastOwned = [...new Set([...next.values()].map((tp) => tp.partition))];
     this.chain(async () => {
       if (lost.length > 0) await this.loseAll(lost);
       if (revoked.length > 0) {
