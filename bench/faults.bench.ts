@@ -5,7 +5,7 @@
  * session timeout (zombie), the broker stopped and started again — and one table of what each
  * crawl fetched, lost and duplicated. docs/reliability.md explains the figures.
  *
- *   npm run bench:faults -- [--hosts 300] [--pages 20] [--kills 10] [--only 'zombie scheduler,...'] [--timeout-min 15] [--json]
+ *   npm run bench:faults -- [--hosts 300] [--pages 20] [--kills 10] [--prefill 100000] [--only 'zombie scheduler,...'] [--timeout-min 15] [--json]
  *
  * As root it runs inside a fresh network namespace with only loopback (unshare -n), like the tests.
  */
@@ -29,6 +29,8 @@ const { values } = parseArgs({
     only: { type: 'string', default: '' },
     'timeout-min': { type: 'string', default: '15' },
     'web-seed': { type: 'string', default: '11' },
+    /** known URLs written to each scheduler partition before the crawl */
+    prefill: { type: 'string', default: '0' },
     json: { type: 'boolean', default: false },
     quiet: { type: 'boolean', default: false },
   },
@@ -70,6 +72,7 @@ async function main(): Promise<void> {
     partitions: Number(values.partitions),
     webSeed: Number(values['web-seed']),
     kills: Number(values.kills),
+    prefillUrlsPerPartition: Number(values.prefill),
     completionTimeoutMs: Number(values['timeout-min']) * 60_000,
     verbose: !values.quiet,
   };

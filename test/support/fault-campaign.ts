@@ -26,6 +26,9 @@ import { crawlFigures } from './fault-figures.ts';
 import { describeFigures } from './fault-assertions.ts';
 import type { CrawlFigures, FetcherKill } from './fault-figures.ts';
 import { removeDir, tempDir, uniquePrefix } from './transports.ts';
+import { logEvents, recoveryMs } from './fault-recovery.ts';
+import type { FaultWindow, LogEvents } from './fault-recovery.ts';
+import { prefillSchedulerState } from './state-prefill.ts';
 import { freePort } from './ports.ts';
 
 export type Role = 'scheduler' | 'fetcher' | 'parser';
@@ -56,6 +59,10 @@ export interface CampaignOptions {
   readonly faultSeed?: number;
   /** Progress lines on stderr. */
   readonly verbose?: boolean;
+  /** Known URLs written to each scheduler partition's changelogs before the crawl (state-prefill.ts). */
+  readonly prefillUrlsPerPartition?: number;
+  /** Replication of the crawl's topics (a cluster of 3: 3 and 2). Default 1 and 1. */
+  readonly replication?: { readonly factor: number; readonly minInsyncReplicas: number };
 }
 
 interface ServiceProcess {
@@ -82,6 +89,13 @@ export interface ScenarioFigures extends CrawlFigures {
   /** Dead-letter reasons, counted. */
   readonly deadLetterReasons: Readonly<Record<string, number>>;
   readonly logDir: string;
+  /** Known URLs per scheduler partition before the crawl (prefilled state). */
+  readonly prefillUrlsPerPartition: number;
+  readonly partitions: number;
+  /** Restores, records replayed and generations lost, from the services' logs. */
+  readonly events: LogEvents;
+  /** Seconds from the end of each fault until the fetch rate was back to 90 % (null: never). */
+  readonly recoveryS: readonly (number | null)[];
 }
 
 const running = (c: ChildProcess): boolean => c.exitCode === null && c.signalCode === null;
@@ -90,6 +104,7 @@ export class FaultCrawl {
   readonly prefix = uniquePrefix();
   readonly faults: string[] = [];
   readonly fetcherKills: FetcherKill[] = [];
+  readonly faultWindows: FaultWindow[] = [];
   /** Restarted fetchers not yet ready: their rejoin's bound is added when they are. */
   private readonly pendingRejoins: Promise<void>[] = [];
   private readonly processes = new Map<string, ServiceProcess>();
@@ -141,6 +156,7 @@ export class FaultCrawl {
       // topic-partition"); creating again only adds what is missing.
       await crawl.retry('topics create', () => crawl.createTopics(), 3);
       crawl.log('topics created');
+      if (options.prefillUrlsPerPartition) await crawl.prefill(options.prefillUrlsPerPartition);
       const replicas = options.replicas ?? 2;
       for (const role of roles) for (let i = 1; i <= replicas; i++) await crawl.startProcess(role, `${role}-${i}`);
       if (options.verbose) crawl.progressTimer = setInterval(() => crawl.log(`fetched ${crawl.fetchedCount()} of ${crawl.expected.size}`), 5000);
@@ -188,11 +204,22 @@ export class FaultCrawl {
 
   /** Every topic of the topology under the crawl's prefix (`meguri topics create`), one copy each: one broker. */
   private async createTopics(): Promise<void> {
-    const replication = { factor: 1, minInsyncReplicas: 1 };
+    const replication = this.options.replication ?? { factor: 1, minInsyncReplicas: 1 };
     const transport = new KafkaTransport({ brokers: this.options.brokers.split(','), replication });
     try {
       const planned = plannedTopics(this.prefix, this.options.partitions ?? 4);
       await transport.ensureTopics(planned.map((t) => ({ name: t.physical, partitions: t.partitionCount, config: kafkaTopicConfig(t, replication) })));
+    } finally {
+      await transport.close();
+    }
+  }
+
+  /** Scheduler state of a long crawl, written to its changelogs before any scheduler starts. */
+  private async prefill(urlsPerPartition: number): Promise<void> {
+    const transport = new KafkaTransport({ brokers: this.options.brokers.split(',') });
+    try {
+      const r = await prefillSchedulerState(transport, { prefix: this.prefix, partitions: this.options.partitions ?? 4, urlsPerPartition });
+      this.log(`prefilled ${urlsPerPartition.toLocaleString('en-US')} URLs per scheduler partition: ${r.records.toLocaleString('en-US')} changelog records, ${(r.bytes / 2 ** 20).toFixed(0)} MiB in ${(r.ms / 1000).toFixed(1)} s`);
     } finally {
       await transport.close();
     }
@@ -266,11 +293,13 @@ export class FaultCrawl {
     // counted up to its death: together an upper bound of what it had in flight.
     const committed = p.role === 'fetcher' ? await this.fetcherCommittedOffsets() : undefined;
     this.fault(`kill -9 ${name}`);
+    const killedAt = Date.now();
     await this.signal(p, 'SIGKILL');
     if (committed) this.fetcherKills.push({ atWallMs: Date.now(), committed });
     await sleep(opts.restartAfterMs ?? 1000);
     const committedAtRestart = p.role === 'fetcher' ? await this.fetcherCommittedOffsets() : undefined;
     await this.startProcess(p.role, p.name);
+    this.faultWindow(killedAt);
     // The restarted fetcher's join moves partitions back while the other fetcher has requests in
     // flight (kafkajs revokes only after the new assignment is handed out): those may be fetched
     // again too. Bound them the same way, up to the moment it is ready (its join is before that).
@@ -302,6 +331,11 @@ export class FaultCrawl {
   resume(name: string): void {
     this.fault(`SIGCONT ${name}`);
     process.kill(this.pid(name), 'SIGCONT');
+  }
+
+  /** A fault's span, for its recovery time: from its first action to the moment it was over. */
+  faultWindow(startMs: number, endMs = Date.now()): void {
+    this.faultWindows.push({ startMs, endMs });
   }
 
   /** Note a fault applied outside this class (the broker's stop and start). */
@@ -399,7 +433,27 @@ export class FaultCrawl {
     this.log(`read ${records.length} committed records`);
     const counted = crawlFigures({ expected: this.expected, fetches, frontier, pages, changes, revisits: of('revisits').length, deadLetters: of('deadletter').length, fetcherKills: this.fetcherKills });
     const crashes = [...this.processes.values()].flatMap((p) => p.unexpectedExits.map((e) => `${p.name} ${e}`));
-    const figures = { scenario, ...counted, completed: completed && counted.lost === 0, wallMs, startedAtMs: this.startedAt, faults: [...this.faults], crashes, deadLetterReasons, logDir: this.logDir };
+    const events = logEvents(this.names().map((n) => this.logOf(n)));
+    const fetchTimes = fetches.filter((f) => this.expected.has(f.key)).map((f) => f.wallMs);
+    const recoveryS = this.faultWindows.map((w) => {
+      const ms = recoveryMs(fetchTimes, w);
+      return ms === undefined ? null : Math.round(ms / 100) / 10;
+    });
+    const figures = {
+      scenario,
+      ...counted,
+      completed: completed && counted.lost === 0,
+      wallMs,
+      startedAtMs: this.startedAt,
+      faults: [...this.faults],
+      crashes,
+      deadLetterReasons,
+      logDir: this.logDir,
+      prefillUrlsPerPartition: this.options.prefillUrlsPerPartition ?? 0,
+      partitions: this.options.partitions ?? 4,
+      events,
+      recoveryS,
+    };
     this.log(`figures: ${describeFigures(figures)}`);
     return figures;
   }
@@ -515,18 +569,22 @@ export class FaultCrawl {
 
 /** Formats figures as the campaign's table (markdown). */
 export function figuresTable(rows: readonly ScenarioFigures[]): string {
-  const header = ['scenario', 'reachable pages', 'fetched', 'lost', 'duplicate fetches (scheduler / in-flight re-fetch)', 'duplicate `changes`', 'dead letters', 'completed', 'wall time'];
+  const header = ['scenario', 'URLs per scheduler partition', 'reachable pages', 'fetched', 'lost', 'duplicate fetches (scheduler / in-flight re-fetch)', 'URLs with two `new`', 'dead letters', 'restores (records)', 'generations lost', 'recovery (s, worst)', 'completed', 'wall time'];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
   for (const r of rows) {
     lines.push(
       `| ${[
         r.scenario,
+        (r.prefillUrlsPerPartition + Math.round(r.reachable / Math.max(1, r.partitions))).toLocaleString('en-US'),
         r.reachable.toLocaleString('en-US'),
         r.fetched.toLocaleString('en-US'),
         r.lost.toLocaleString('en-US'),
         `${r.schedulerDuplicates} / ${r.refetches} (≤ ${r.inFlightAtKills} in flight)`,
-        String(r.duplicateChanges),
+        String(r.urlsWithTwoNew),
         String(r.deadLetters),
+        `${r.events.restores} (${r.events.restoredRecords.toLocaleString('en-US')})`,
+        String(r.events.generationsLost),
+        r.recoveryS.length === 0 ? '–' : r.recoveryS.some((x) => x === null) ? '**never**' : String(Math.max(...(r.recoveryS as number[]))),
         r.completed ? 'yes' : '**no**',
         `${(r.wallMs / 1000).toFixed(0)} s`,
       ].join(' | ')} |`,

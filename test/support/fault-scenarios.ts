@@ -79,10 +79,12 @@ export async function runScenario(name: ScenarioName, broker: LocalBroker | { re
       if (await crawl.waitForProgress(1 / 3, left())) {
         const committed = await crawl.fetcherOffsetsBeforeOutage();
         crawl.fault(`broker stopped (pid ${broker.pid() ?? '?'})`);
+        const stoppedAt = Date.now();
         broker.stop();
         await sleep(settings.brokerDownMs ?? 10_000);
         broker.restart();
         crawl.fault(`broker started again (pid ${broker.pid() ?? '?'})`);
+        crawl.faultWindow(stoppedAt);
         crawl.noteBrokerOutage(committed);
       }
     }
@@ -132,6 +134,7 @@ async function zombieScheduler(crawl: FaultCrawl, settings: ScenarioSettings, le
     await sleep(500);
   }
   crawl.resume(victim);
+  crawl.faultWindow(pausedAt);
   const pausedMs = Date.now() - pausedAt;
   // Give the zombie time to try its late commits and rejoin before the crawl may end.
   const rejoinBy = Date.now() + Math.min(60_000, left());
