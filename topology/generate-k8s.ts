@@ -253,6 +253,9 @@ function container(service: ServiceSpec): YamlMap {
     env: [
       // Stable group member name: the pod name (ordinal-stable for the StatefulSet).
       { name: 'MEGURI_INSTANCE_ID', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      // A StatefulSet pod keeps its name through a restart: as a static group member (KIP-345) it
+      // gets its partitions back without a rebalance when it returns within the session timeout.
+      ...(service.stateful ? [{ name: 'MEGURI_STATIC_MEMBERSHIP', value: 'true' }] : []),
       // The root filesystem is read-only; npm's cache and logs go to the /tmp emptyDir.
       { name: 'NPM_CONFIG_CACHE', value: '/tmp/.npm' },
       { name: 'NPM_CONFIG_UPDATE_NOTIFIER', value: 'false' },

@@ -37,6 +37,8 @@ export interface StreamServiceOptions {
   /** Defaults to `<prefix><service name>`. */
   readonly groupId?: string;
   readonly memberName?: string;
+  /** Join the group as a static member under this id (Kafka; KIP-345). */
+  readonly groupInstanceId?: string;
   readonly logger?: Logger;
   readonly clock?: Clock;
   readonly metrics?: ServiceMetrics;
@@ -167,6 +169,7 @@ export class StreamService<In, R extends TopicRecordMap = TopicRecordMap> {
       groupId: this.groupId,
       topics: this.definition.inputs.map((t) => this.physical(t)),
       memberName: this.options.memberName ?? this.definition.name,
+      ...(this.options.groupInstanceId !== undefined ? { groupInstanceId: this.options.groupInstanceId } : {}),
       maxBatchRecords: this.definition.maxBatchRecords ?? 500,
       warmPartitions: () => ((this.definition.stores ?? []).length > 0 ? TaskStores.localPartitions(this.options.dataDir, this.groupId) : []),
       onAssigned: (tps) => this.onAssigned(tps),

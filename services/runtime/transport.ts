@@ -129,6 +129,8 @@ export interface GroupMemberOptions {
   readonly startFrom?: 'earliest' | 'latest';
   /** Upper bound of records per batch. */
   readonly maxBatchRecords?: number;
+  /** Kafka: static membership under this id (static-membership.ts); absent: a dynamic member. */
+  readonly groupInstanceId?: string;
   /**
    * Partitions whose stores this member holds on disk: the group prefers them for it when they have
    * to move (a restore there replays only what the local checkpoint lacks).

@@ -9,6 +9,7 @@ import { PartitionFeed } from './partition-feed.ts';
 import { toLogRecord } from './records.ts';
 import { kafkajs } from './kafkajs.ts';
 import { stickyAssigner } from './sticky-assignment.ts';
+import { withInstanceId } from './static-membership.ts';
 import { FatalServiceError, TaskMigratedError, classifyError, describeError } from '../errors.ts';
 import type { AtomicCommit, GroupMember, GroupMemberOptions, RecordMetadata, TopicPartition } from '../transport.ts';
 
@@ -65,6 +66,8 @@ export class KafkaGroupMember implements GroupMember {
    * rejoining member makes, so the group gives it back what it held.
    */
   private lastOwned: number[] = [];
+  /** Rebalances this member took part in (each ends in a GROUP_JOIN with the new assignment). */
+  joins = 0;
 
   constructor(
     private readonly transport: MemberTransport,
@@ -84,6 +87,11 @@ export class KafkaGroupMember implements GroupMember {
       // Sticky first; round robin only so that a member of an older version can still join.
       partitionAssigners: [stickyAssigner(() => this.claim()), kafkajs.PartitionAssigners.roundRobin],
     });
+  }
+
+  /** Runs a consumer call as this member: with its static instance id, if it has one. */
+  private asMember<T>(call: () => Promise<T>): Promise<T> {
+    return withInstanceId(this.options.groupInstanceId, call);
   }
 
   /** What this member tells the group's leader at a join (sticky-assignment.ts). */
@@ -121,6 +129,7 @@ export class KafkaGroupMember implements GroupMember {
     }
     // A new member id means our previous generation is gone: someone else may have owned (and
     // changed) our partitions meanwhile, even if we get the same ones back. Every task is migrated.
+    this.joins++;
     const generationLost = this.memberId !== undefined && this.memberId !== memberId;
     this.memberId = memberId;
     const lost = generationLost ? [...this.current.values()] : [];
@@ -160,7 +169,7 @@ export class KafkaGroupMember implements GroupMember {
     this.logger.warn({ groupId: this.groupId, reason }, 'rejoining the group');
     this.rejoining = (async () => {
       try {
-        await this.consumer.stop();
+        await this.asMember(() => this.consumer.stop());
         const lost = [...this.current.values()];
         this.current = new Map();
         this.memberId = undefined;
@@ -179,7 +188,7 @@ export class KafkaGroupMember implements GroupMember {
     if (this.stopped || this.rejoining) return;
     this.rejoining = (async () => {
       try {
-        await this.consumer.stop().catch(() => undefined);
+        await this.asMember(() => this.consumer.stop()).catch(() => undefined);
         const lost = [...this.current.values()];
         this.current = new Map();
         this.memberId = undefined;
@@ -202,14 +211,14 @@ export class KafkaGroupMember implements GroupMember {
     const started = Date.now();
     for (let attempt = 0; !this.stopped; attempt++) {
       try {
-        if (connect) await this.consumer.connect();
+        if (connect) await this.asMember(() => this.consumer.connect());
         await this.run();
         return;
       } catch (err) {
         if (classifyError(err, 'open') !== 'transient' || Date.now() - started > BROKER_OUTAGE_BUDGET_MS) throw err;
         const waitMs = Math.min(15_000, 1000 * 2 ** attempt);
         this.logger.warn({ groupId: this.groupId, err: describeError(err), waitMs }, 'cluster unreachable; trying again');
-        await this.consumer.disconnect().catch(() => undefined);
+        await this.asMember(() => this.consumer.disconnect()).catch(() => undefined);
         connect = true;
         await new Promise((resolve) => setTimeout(resolve, waitMs).unref());
       }
@@ -238,7 +247,7 @@ export class KafkaGroupMember implements GroupMember {
       this.logger.error({ err: error, crashes: this.crashes.length }, 'consumer crashed and kafkajs will not restart it; restarting it');
       setTimeout(() => this.restartAfterCrash(), 1000 * this.crashes.length).unref();
     });
-    await this.consumer.connect();
+    await this.asMember(() => this.consumer.connect());
     await this.consumer.subscribe({ topics: [...this.options.topics], fromBeginning: (this.options.startFrom ?? 'earliest') === 'earliest' });
     await this.run();
   }
@@ -284,7 +293,7 @@ export class KafkaGroupMember implements GroupMember {
   }
 
   private async run(): Promise<void> {
-    await this.consumer.run({
+    await this.asMember(() => this.consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: 8,
@@ -313,7 +322,7 @@ export class KafkaGroupMember implements GroupMember {
         }
         await heartbeat();
       },
-    });
+    }));
   }
 
   commit(commit: AtomicCommit): Promise<RecordMetadata[]> {
@@ -343,8 +352,8 @@ export class KafkaGroupMember implements GroupMember {
     } finally {
       this.revoking.clear();
     }
-    await this.consumer.stop().catch(() => undefined);
-    await this.consumer.disconnect().catch(() => undefined);
+    await this.asMember(() => this.consumer.stop()).catch(() => undefined);
+    await this.asMember(() => this.consumer.disconnect()).catch(() => undefined);
     this.transport.forget(this);
   }
 }
