@@ -59,8 +59,13 @@ export class KafkaGroupMember implements GroupMember {
   private memberId: string | undefined;
   private rejoining: Promise<void> | undefined;
   private readonly heartbeatIntervalMs = 1000;
-  /** Times of recent crashes kafkajs did not restart from. */
+  /** Times of recent crashes on errors other than a busy or unreachable cluster. */
   private crashes: number[] = [];
+  /** Crashes on a busy or unreachable cluster in a row (each waits longer), and when the last was. */
+  private transientCrashes = 0;
+  private lastTransientCrash = 0;
+  /** A rejoin or restart waiting for the one in progress; what it must do (connect first). */
+  private recoveryQueued: { connect: boolean } | undefined;
   /**
    * Partitions of the last assignment, kept through a rejoin (which empties `current`): the claim a
    * rejoining member makes, so the group gives it back what it held.
@@ -83,7 +88,8 @@ export class KafkaGroupMember implements GroupMember {
       heartbeatInterval: this.heartbeatIntervalMs,
       maxWaitTimeInMs: 100,
       allowAutoTopicCreation: false,
-      retry: { retries: 10 },
+      // The member restarts the consumer itself after a crash (recover), never kafkajs.
+      retry: { retries: 10, restartOnFailure: async () => false },
       // Sticky first; round robin only so that a member of an older version can still join.
       partitionAssigners: [stickyAssigner(() => this.claim()), kafkajs.PartitionAssigners.roundRobin],
     });
@@ -165,41 +171,74 @@ export class KafkaGroupMember implements GroupMember {
    * again). Every task is lost first; the coordinator's new assignment reopens them.
    */
   rejoin(reason: string): void {
-    if (this.stopped || this.rejoining) return;
-    this.logger.warn({ groupId: this.groupId, reason }, 'rejoining the group');
-    this.rejoining = (async () => {
-      try {
-        await this.asMember(() => this.consumer.stop());
-        const lost = [...this.current.values()];
-        this.current = new Map();
-        this.memberId = undefined;
-        await new Promise<void>((resolve) => this.chain(async () => (await this.loseAll(lost), resolve())));
-        await this.runAgainWhenReachable(false);
-      } catch (err) {
-        this.options.onFatal?.(new FatalServiceError(`rejoining group ${this.groupId} failed: ${describeError(err)}`, { cause: err }));
-      } finally {
-        this.rejoining = undefined;
-      }
-    })();
+    this.recover(reason, false, 0);
   }
 
-  /** After a crash kafkajs left stopped: every task is lost, the consumer runs (and joins) again. */
-  private restartAfterCrash(): void {
-    if (this.stopped || this.rejoining) return;
-    this.rejoining = (async () => {
+  /**
+   * The one path by which the consumer is stopped and run again (a rejoin, or after a crash), one
+   * cycle at a time: every task is lost, the consumer stops, connects if asked, and runs (joins)
+   * again. kafkajs's own restart after a crash is switched off (restartOnFailure): it started a
+   * second runner beside one this member had started, in the same consumer, and the two then took
+   * turns in the group, each join looking like a lost generation to the other, one of them never
+   * heartbeating: after a broker restart the member was dropped every session timeout for good.
+   * A request that arrives while a cycle waits to start is merged into it.
+   */
+  private recover(reason: string, connect: boolean, delayMs: number): void {
+    if (this.stopped) return;
+    if (this.recoveryQueued) {
+      this.recoveryQueued.connect ||= connect;
+      return;
+    }
+    const queued = { connect };
+    this.recoveryQueued = queued;
+    const cycle = (this.rejoining ?? Promise.resolve()).then(async () => {
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
+      if (this.recoveryQueued === queued) this.recoveryQueued = undefined;
+      if (this.stopped) return;
+      this.logger.warn({ groupId: this.groupId, reason }, 'rejoining the group');
       try {
         await this.asMember(() => this.consumer.stop()).catch(() => undefined);
         const lost = [...this.current.values()];
         this.current = new Map();
         this.memberId = undefined;
         await new Promise<void>((resolve) => this.chain(async () => (await this.loseAll(lost), resolve())));
-        await this.runAgainWhenReachable(true);
+        await this.runAgainWhenReachable(queued.connect);
       } catch (err) {
-        this.options.onFatal?.(new FatalServiceError(`restarting the consumer of group ${this.groupId} failed: ${describeError(err)}`, { cause: err }));
-      } finally {
-        this.rejoining = undefined;
+        this.options.onFatal?.(new FatalServiceError(`rejoining group ${this.groupId} failed: ${describeError(err)}`, { cause: err }));
       }
-    })();
+    });
+    this.rejoining = cycle;
+    void cycle.finally(() => {
+      if (this.rejoining === cycle) this.rejoining = undefined;
+    });
+  }
+
+  /**
+   * A crash (kafkajs stopped and disconnected the consumer). Errors of a cluster that is busy or
+   * unreachable (a coordinator loading after a broker restart, a connection refused) restart it after a
+   * growing wait, bounded by BROKER_OUTAGE_BUDGET_MS in runAgainWhenReachable; any other error counts, and
+   * a member that keeps crashing consumes nothing and must not look alive: past MAX_CRASH_RESTARTS
+   * in CRASH_WINDOW_MS the service stops (and the process exits non-zero).
+   */
+  private onCrash(error: unknown): void {
+    if (this.stopped) return;
+    const now = Date.now();
+    if (classifyError(error, 'open') === 'transient') {
+      this.transientCrashes = now - this.lastTransientCrash > CRASH_WINDOW_MS ? 1 : this.transientCrashes + 1;
+      this.lastTransientCrash = now;
+      const waitMs = Math.min(15_000, 250 * 2 ** this.transientCrashes);
+      this.logger.warn({ groupId: this.groupId, err: describeError(error), waitMs }, 'consumer stopped on a cluster error; running it again');
+      this.recover(`consumer stopped: ${describeError(error)}`, true, waitMs);
+      return;
+    }
+    this.crashes = this.crashes.filter((t) => now - t < CRASH_WINDOW_MS);
+    this.crashes.push(now);
+    if (this.crashes.length > MAX_CRASH_RESTARTS) {
+      this.options.onFatal?.(new FatalServiceError(`consumer of group ${this.groupId} crashed ${this.crashes.length} times in ${CRASH_WINDOW_MS / 1000} s: ${describeError(error)}`, { cause: error }));
+      return;
+    }
+    this.logger.error({ err: error, crashes: this.crashes.length }, 'consumer crashed; restarting it');
+    this.recover(`consumer crashed: ${describeError(error)}`, true, 1000 * this.crashes.length);
   }
 
   /**
@@ -227,26 +266,7 @@ export class KafkaGroupMember implements GroupMember {
 
   async start(): Promise<void> {
     this.consumer.on(this.consumer.events.GROUP_JOIN, (e) => this.onGroupJoin(e.payload.memberId, e.payload.memberAssignment));
-    this.consumer.on(this.consumer.events.CRASH, (e) => {
-      const restart = e.payload.restart;
-      if (restart || this.stopped) {
-        this.logger.error({ err: e.payload.error }, 'consumer crashed; kafkajs restarts it');
-        return;
-      }
-      // kafkajs does not come back from a crash with restart: false (e.g. an admin error during the
-      // first assignment). Restart it a few times; a member that keeps crashing consumes nothing and
-      // must not look alive, so the service then stops (and the process exits non-zero).
-      const now = Date.now();
-      this.crashes = this.crashes.filter((t) => now - t < CRASH_WINDOW_MS);
-      this.crashes.push(now);
-      const error = e.payload.error;
-      if (this.crashes.length > MAX_CRASH_RESTARTS) {
-        this.options.onFatal?.(new FatalServiceError(`consumer of group ${this.groupId} crashed ${this.crashes.length} times in ${CRASH_WINDOW_MS / 1000} s: ${describeError(error)}`, { cause: error }));
-        return;
-      }
-      this.logger.error({ err: error, crashes: this.crashes.length }, 'consumer crashed and kafkajs will not restart it; restarting it');
-      setTimeout(() => this.restartAfterCrash(), 1000 * this.crashes.length).unref();
-    });
+    this.consumer.on(this.consumer.events.CRASH, (e) => this.onCrash(e.payload.error));
     await this.asMember(() => this.consumer.connect());
     await this.consumer.subscribe({ topics: [...this.options.topics], fromBeginning: (this.options.startFrom ?? 'earliest') === 'earliest' });
     await this.run();
