@@ -4,8 +4,10 @@
  * that groups a send's messages per partition in linear time, a protocol encoder that does not
  * zero-fill the buffers it writes over, produce requests whose record batches are written in one
  * pass without a copy of each message, every request framed in one buffer of its exact size, a
- * produce request's batches written straight into it (record-batch.cjs), and coordinator lookups kept for a second (coordinator-cache.cjs)
- * instead of one FindCoordinator request per transaction step.
+ * produce request's batches written straight into it (record-batch.cjs), coordinator lookups kept for a second (coordinator-cache.cjs)
+ * instead of one FindCoordinator request per transaction step, a send that never sends a partition
+ * again while a request of it is in flight (send-messages.cjs), and consumers that look their
+ * group's coordinator up again when it moved (coordinator-moves.cjs).
  *
  * kafkajs is no longer maintained, so its faulty filter (see read-committed.cjs), its quadratic
  * grouping (group-messages.cjs) and its encoder (compiled with unfilled buffers, unfilled-encoder.cjs)
@@ -24,6 +26,8 @@ const { filterAbortedMessages } = require('./read-committed.cjs');
 const groupMessagesPerPartition = require('./group-messages.cjs');
 const { compileEncoder, UnfilledBuffer } = require('./unfilled-encoder.cjs');
 const { installCoordinatorCache, hasCoordinatorCache } = require('./coordinator-cache.cjs');
+const { installCoordinatorMoves, hasCoordinatorMoves, followCoordinatorsInSendOffsets, followsCoordinators } = require('./coordinator-moves.cjs');
+const createSendMessages = require('./send-messages.cjs');
 const { measureRecord, createRecordBatch, createProduceRequest, createRequest } = require('./record-batch.cjs');
 
 const kafkajsDir = path.dirname(require.resolve('kafkajs/package.json'));
@@ -36,6 +40,11 @@ const recordPath = path.join(kafkajsDir, 'src', 'protocol', 'recordBatch', 'reco
 const recordBatchPath = path.join(kafkajsDir, 'src', 'protocol', 'recordBatch', 'v0', 'index.js');
 const produceRequestPath = path.join(kafkajsDir, 'src', 'protocol', 'requests', 'produce', 'v3', 'request.js');
 const requestPath = path.join(kafkajsDir, 'src', 'protocol', 'request.js');
+const sendMessagesPath = path.join(kafkajsDir, 'src', 'producer', 'sendMessages.js');
+const brokerPath = path.join(kafkajsDir, 'src', 'broker', 'index.js');
+const offsetManagerPath = path.join(kafkajsDir, 'src', 'consumer', 'offsetManager', 'index.js');
+const consumerGroupPath = path.join(kafkajsDir, 'src', 'consumer', 'consumerGroup.js');
+const eosManagerPath = path.join(kafkajsDir, 'src', 'producer', 'eosManager', 'index.js');
 const Encoder = compileEncoder(encoderPath, UnfilledBuffer);
 const recordBatch = createRecordBatch({
   Encoder,
@@ -47,7 +56,9 @@ const request = createRequest({ Encoder });
 // kafkajs modules replaced before kafkajs loads them, and the module that requires each.
 const replacements = [
   { file: filterPath, exports: filterAbortedMessages, user: batchPath },
-  { file: groupPath, exports: groupMessagesPerPartition, user: path.join(kafkajsDir, 'src', 'producer', 'sendMessages.js') },
+  // send-messages.cjs groups with group-messages.cjs itself; this one is for anything else that asks.
+  { file: groupPath, exports: groupMessagesPerPartition, user: sendMessagesPath },
+  { file: sendMessagesPath, exports: createSendMessages, user: path.join(kafkajsDir, 'src', 'producer', 'messageProducer.js') },
   { file: encoderPath, exports: Encoder, user: path.join(kafkajsDir, 'src', 'protocol', 'request.js') },
   { file: recordPath, exports: measureRecord, user: produceRequestPath },
   { file: recordBatchPath, exports: recordBatch, user: produceRequestPath },
@@ -109,10 +120,25 @@ function selfCheck() {
   if (typeof Cluster.prototype.findBroker !== 'function' || !hasCoordinatorCache(Cluster)) {
     throw new Error(`meguri could not install its coordinator cache into kafkajs at ${kafkajsDir} (a different kafkajs version?)`);
   }
+  if (require(sendMessagesPath) !== createSendMessages) {
+    throw new Error(`meguri could not install its producer send into kafkajs at ${kafkajsDir} (a different kafkajs version?): a retried send could write records twice`);
+  }
+  if (!hasCoordinatorMoves(coordinatorClasses()) || !followsCoordinators(require(eosManagerPath))) {
+    throw new Error(`meguri could not install its coordinator lookups into kafkajs at ${kafkajsDir} (a different kafkajs version?)`);
+  }
+}
+
+/** The kafkajs classes that keep a coordinator broker (see coordinator-moves.cjs). */
+function coordinatorClasses() {
+  return { Broker: require(brokerPath), OffsetManager: require(offsetManagerPath), ConsumerGroup: require(consumerGroupPath) };
 }
 
 installReplacements();
 installCoordinatorCache(require(clusterPath));
+installCoordinatorMoves(coordinatorClasses());
+// Before kafkajs's producer requires it: the eosManager factory, with sendOffsets following a moved coordinator.
+const createEosManager = require(eosManagerPath);
+require.cache[eosManagerPath].exports = followCoordinatorsInSendOffsets(createEosManager, require(path.join(kafkajsDir, 'src', 'retry', 'index.js')));
 // This exact form lets Node's ESM loader see kafkajs's named exports: `import { Kafka } from 'meguri/kafkajs'`.
 module.exports = require('kafkajs');
 selfCheck();
