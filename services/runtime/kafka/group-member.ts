@@ -321,16 +321,27 @@ export class KafkaGroupMember implements GroupMember {
         const key = tpKey(batch.topic, batch.partition);
         // kafkajs heartbeats only between batches: keep the membership alive while this one waits
         // for room in its partition's feed, so slow work never costs the member its partitions.
+        // A heartbeat that says the group rebalances (or forgot this member) ends the wait: kafkajs
+        // joins again only once every batch in progress returned, within the rebalance timeout;
+        // the batch is not taken, and is fetched again from the committed offset after the join.
+        let wake: () => void = () => undefined;
+        const regroup = new Promise<'regroup'>((resolve) => (wake = () => resolve('regroup')));
         const keepAlive = setInterval(() => {
-          heartbeat().catch((err: unknown) => this.logger.debug({ err: describeError(err), topic: batch.topic }, 'heartbeat during a batch failed'));
+          heartbeat().catch((err: unknown) => {
+            const type = (err as { type?: unknown }).type;
+            const lost = type === 'UNKNOWN_MEMBER_ID' || type === 'ILLEGAL_GENERATION' || type === 'FENCED_INSTANCE_ID';
+            if (lost) this.logger.warn({ err: describeError(err), groupId: this.groupId, topic: batch.topic }, 'heartbeat during a batch: the group no longer knows this member; it joins again');
+            else this.logger.debug({ err: describeError(err), topic: batch.topic }, 'heartbeat during a batch failed');
+            if (lost || type === 'REBALANCE_IN_PROGRESS') wake();
+          });
         }, this.heartbeatIntervalMs);
         try {
-          await this.assignmentChain;
+          if ((await Promise.race([this.assignmentChain.then(() => 'ready' as const), regroup])) === 'regroup') return;
           // isStale: a seek after a hand-back is pending, so this batch lies past what must be read again.
           if (batch.messages.length === 0 || !this.current.has(key) || this.rejoining || isStale()) return;
           const feed = this.feedOf(batch.topic, batch.partition);
           const epoch = feed.epoch;
-          await feed.waitForRoom();
+          if ((await Promise.race([feed.waitForRoom().then(() => 'room' as const), regroup])) === 'regroup') return;
           if (feed.epoch !== epoch || !isRunning() || isStale() || this.stopped || this.rejoining || !this.current.has(key)) return;
           const records = batch.messages.map((m) => toLogRecord(batch.topic, batch.partition, m));
           // The feed delivers it in pieces of at most MERGED_BATCHES × maxBatchRecords records.
