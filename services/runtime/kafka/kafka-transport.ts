@@ -21,7 +21,7 @@ import { partitionForKey } from '../partitioner.ts';
 import { CoalescingSender } from './coalescing-sender.ts';
 import type { TopicReplication } from './replication.ts';
 import { TaskMigratedError, describeError } from '../errors.ts';
-import { PRODUCER_RETRY, pinoLogCreator } from './client.ts';
+import { PRODUCER_RETRY, TRANSACTIONAL_RETRY, pinoLogCreator } from './client.ts';
 import { KafkaAdmin } from './admin.ts';
 import { DirectReader } from './direct-reader.ts';
 import { KafkaGroupMember } from './group-member.ts';
@@ -172,7 +172,7 @@ export class KafkaTransport implements Transport {
         idempotent: true,
         maxInFlightRequests: 1,
         allowAutoTopicCreation: false,
-        retry: PRODUCER_RETRY,
+        retry: TRANSACTIONAL_RETRY,
         transactionTimeout: this.transactionTimeoutMs,
         createPartitioner: kafkajs.Partitioners.DefaultPartitioner,
       });
