@@ -153,6 +153,7 @@ const EXPECTED_SECONDS = {
   'test/e2e/processes.test.ts': 52,
   'test/e2e/analyze.test.ts': 40,
   'test/pipeline/task-lifecycle.test.ts': 40,
+  'test/pipeline/kafka-cluster.test.ts': 70,
   'test/e2e/politeness.test.ts': 36,
   'test/e2e/per-ip-cap.test.ts': 33,
   'test/e2e/discovery.test.ts': 33,

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# A real single-node Apache Kafka (KRaft, broker+controller in one JVM) for
-# development and CI, without Docker. See README.md beside this file.
+# A real Apache Kafka (KRaft, broker+controller in one JVM per node) for
+# development and CI, without Docker: one node by default, or a small cluster
+# (start --brokers 3). See README.md beside this file.
 #
-#   kafka.sh start | stop | status | env | reset | help
+#   kafka.sh start [--brokers N] [--node ID] | stop [--node ID] | kill [--node ID]
+#            | status | env | reset | jars | help
 #
-# `start` prints exactly one line on stdout: KAFKA_BROKERS=127.0.0.1:<port>.
+# `start` prints exactly one line on stdout: KAFKA_BROKERS=<host:port>[,...].
 # Everything else goes to stderr or to log files in the state dir.
 set -euo pipefail
 
 SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)
 REPO_ROOT=$(cd -- "$SCRIPT_DIR/../.." && pwd -P)
 POM="$SCRIPT_DIR/pom.xml"
+# shellcheck source=kafka-lib.sh
+source "$SCRIPT_DIR/kafka-lib.sh"
 
 KAFKA_VERSION=$(sed -n 's:.*<kafka\.version>\(.*\)</kafka\.version>.*:\1:p' "$POM" | head -n 1)
 SCALA_BINARY=2.13
@@ -30,7 +34,6 @@ STATE_DIR=${STATE_DIR%/}
 
 START_TIMEOUT=${MEGURI_KAFKA_START_TIMEOUT:-60}
 STOP_TIMEOUT=${MEGURI_KAFKA_STOP_TIMEOUT:-30}
-HEAP_OPTS=${MEGURI_KAFKA_HEAP_OPTS:--Xms256m -Xmx512m}
 EXTRA_JVM_OPTS=${MEGURI_KAFKA_JVM_OPTS:-}
 # The client-grade JIT only (C1): this broker lives for minutes to hours on the cores the crawler
 # and the tests use, and C2's compiling at start-up cost more CPU than its faster code saves there
@@ -40,57 +43,87 @@ JIT_OPTS=${MEGURI_KAFKA_JIT_OPTS--XX:TieredStopAtLevel=1}
 HOST=127.0.0.1
 
 MARKER=$STATE_DIR/.meguri-kafka-state
-PID_FILE=$STATE_DIR/kafka.pid
 BOOTSTRAP_FILE=$STATE_DIR/bootstrap
-PORTS_FILE=$STATE_DIR/ports
-PROPS=$STATE_DIR/server.properties
-LOG4J=$STATE_DIR/log4j.properties
+# Only a cluster of several nodes writes these two; without them the state dir holds one node.
+NODES_FILE=$STATE_DIR/nodes
+CLUSTER_ID_FILE=$STATE_DIR/cluster-id
 LOG4J_TOOLS=$STATE_DIR/log4j-tools.properties
-DATA_DIR=$STATE_DIR/data
-LOG_DIR=$STATE_DIR/logs
-
-log() { printf 'kafka.sh: %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
 
 usage() {
   cat >&2 <<EOF
-usage: kafka.sh <command>
-  start   start the broker if needed; prints KAFKA_BROKERS=<host:port>
+usage: kafka.sh <command> [options]
+  start   start the broker(s) if needed; prints KAFKA_BROKERS=<host:port>[,...]
+          --brokers N  a cluster of N nodes (first start only; later starts reuse the count)
+          --node ID    start only that node of the cluster (the others must hold a quorum)
   jars    only make sure the broker's jars are in the cache (needs Maven Central once)
-  stop    stop it (SIGTERM, then SIGKILL after ${STOP_TIMEOUT}s)
-  status  print <host:port> and exit 0 if running, exit 1 otherwise
-  env     print KAFKA_BROKERS=<host:port> of the running broker (for eval)
-  reset   stop and delete the state dir (all data)
+  stop    stop it (SIGTERM, then SIGKILL after ${STOP_TIMEOUT}s); --node ID: that node only
+  kill    SIGKILL the broker(s) at once, as a crash would; --node ID: that node only
+  status  print <host:port> and exit 0 if running, exit 1 otherwise; for a cluster
+          one line per node (<id> <host:port> running <pid> | stopped), exit 2 if some are down
+  env     print KAFKA_BROKERS and the topic replication settings (for eval)
+  reset   stop (a cluster's nodes with SIGKILL) and delete the state dir (all data)
 state dir: $STATE_DIR
 jar cache: $LIBS_DIR
 EOF
 }
 
-# The pid file alone is not proof: pids get reused, so the process must also
-# carry this state dir's config on its command line. Zombies have an empty
-# cmdline, so they count as dead too.
-pid_is_ours() {
-  local pid=$1 cmd arg
-  [[ $pid =~ ^[0-9]+$ ]] || return 1
-  kill -0 "$pid" 2>/dev/null || return 1
-  if [[ -r /proc/$pid/cmdline ]]; then
-    # Exact argument match, so /a/kafka never claims /b/a/kafka's broker.
-    local -a args=()
-    mapfile -d '' -t args <"/proc/$pid/cmdline" 2>/dev/null || return 1
-    for arg in "${args[@]}"; do
-      [[ $arg == "$PROPS" ]] && return 0
-    done
-    return 1
+# Paths of one node. A one-node broker keeps the flat layout it always had (the
+# state dir is its node dir); a cluster has node-<id>/ per node.
+use_node() {
+  if ((NODES == 1)); then NODE_DIR=$STATE_DIR; else NODE_DIR=$STATE_DIR/node-$1; fi
+  PID_FILE=$NODE_DIR/kafka.pid
+  PORTS_FILE=$NODE_DIR/ports
+  PROPS=$NODE_DIR/server.properties
+  LOG4J=$NODE_DIR/log4j.properties
+  DATA_DIR=$NODE_DIR/data
+  LOG_DIR=$NODE_DIR/logs
+}
+
+read_node_count() {
+  NODES=1
+  if [[ -s $NODES_FILE ]]; then
+    NODES=$(<"$NODES_FILE")
+    [[ $NODES =~ ^[1-9]$ ]] || die "$NODES_FILE holds '$NODES', not a node count"
   fi
-  cmd=$(ps -o args= -p "$pid" 2>/dev/null) || return 1
-  [[ "$cmd " == *" $PROPS "* ]]
+  set_sizes
+}
+
+# Replication for topics and the internal ones: 3 copies with 2 in sync where
+# the nodes allow it, else as many as there are.
+set_sizes() {
+  RF=$((NODES < 3 ? NODES : 3))
+  MIN_ISR=$((RF >= 3 ? 2 : 1))
+  if ((NODES == 1)); then
+    HEAP_OPTS=${MEGURI_KAFKA_HEAP_OPTS:--Xms256m -Xmx512m}
+  else
+    HEAP_OPTS=${MEGURI_KAFKA_HEAP_OPTS:--Xms128m -Xmx384m}
+  fi
+}
+
+all_nodes() { seq 1 "$NODES"; }
+
+# The nodes a command acts on: the one of --node, else all.
+target_nodes() {
+  if [[ -n $OPT_NODE ]]; then echo "$OPT_NODE"; else all_nodes; fi
+}
+
+# The node count is fixed by the first start: a state dir with data keeps it.
+settle_node_count() {
+  read_node_count
+  [[ -z $OPT_BROKERS || $OPT_BROKERS == "$NODES" ]] && return 0
+  if [[ -e $STATE_DIR/data || -e $STATE_DIR/ports || -e $STATE_DIR/node-1 ]]; then
+    die "$STATE_DIR holds a $NODES-node broker; kafka.sh reset first to start $OPT_BROKERS nodes there"
+  fi
+  NODES=$OPT_BROKERS
+  if ((NODES == 1)); then rm -f "$NODES_FILE"; else printf '%s\n' "$NODES" >"$NODES_FILE"; fi
+  set_sizes
 }
 
 running_pid() {
   local pid
   [[ -f $PID_FILE ]] || return 1
   pid=$(<"$PID_FILE") || return 1
-  pid_is_ours "$pid" || return 1
+  pid_is_ours "$pid" "$PROPS" || return 1
   printf '%s\n' "$pid"
 }
 
@@ -99,8 +132,17 @@ bootstrap_address() {
   cat "$BOOTSTRAP_FILE"
 }
 
-# Serialises start/stop/reset on one state dir. The fd is closed for the
-# broker itself so that it does not hold the lock forever.
+# "<brokerPort> <controllerPort>" of the chosen node's last start.
+node_ports() {
+  local b c
+  [[ -s $PORTS_FILE ]] || return 1
+  read -r b c <"$PORTS_FILE" || return 1
+  [[ $b =~ ^[0-9]+$ && $c =~ ^[0-9]+$ ]] || return 1
+  printf '%s %s\n' "$b" "$c"
+}
+
+# Serialises start/stop/kill/reset on one state dir. The fd is closed for the
+# brokers themselves so that they do not hold the lock forever.
 take_lock() {
   mkdir -p "$STATE_DIR"
   exec 9>"$STATE_DIR/lock"
@@ -109,269 +151,114 @@ take_lock() {
   fi
 }
 
-find_java() {
-  if [[ -n ${JAVA_HOME:-} ]]; then
-    [[ -x $JAVA_HOME/bin/java ]] || die "JAVA_HOME=$JAVA_HOME has no bin/java"
-    JAVA=$JAVA_HOME/bin/java
-  else
-    JAVA=$(command -v java) || die "java not found (install a JDK >= 11 or set JAVA_HOME)"
-  fi
-  local line major
-  line=$("$JAVA" -version 2>&1 | head -n 1)
-  major=$(sed -n 's/.*version "\([0-9]*\)[."].*/\1/p' <<<"$line")
-  [[ $major == 1 ]] && major=8
-  if [[ -n $major && $major -lt 11 ]]; then
-    die "Kafka $KAFKA_VERSION needs Java >= 11, found: $line"
-  fi
-}
-
-need_node() {
-  command -v node >/dev/null 2>&1 || die "node not found on PATH"
-}
-
-# Maven only runs when the shared cache lacks this version. Jars are copied to
-# a temp dir and renamed into place, so a half-finished download is never
-# mistaken for a complete cache; the lock keeps parallel clones from racing.
-ensure_jars() {
-  local marker=$LIBS_DIR/kafka_${SCALA_BINARY}-${KAFKA_VERSION}.jar
-  [[ -f $marker ]] && return 0
-  mkdir -p "$CACHE_ROOT"
-  (
-    exec 8>"$CACHE_ROOT/kafka-$KAFKA_VERSION.lock"
-    if command -v flock >/dev/null 2>&1; then flock -w 900 8 || die "timed out waiting for the jar cache lock"; fi
-    [[ -f $marker ]] && exit 0
-    command -v mvn >/dev/null 2>&1 || die "mvn not found: Maven is needed once to fetch the Kafka jars"
-    log "fetching Kafka $KAFKA_VERSION jars with Maven into $LIBS_DIR"
-    local tmp
-    tmp=$(mktemp -d "$CACHE_ROOT/.kafka-$KAFKA_VERSION.XXXXXX")
-    # Some Maven builds emit bare colour resets even in quiet batch mode.
-    if ! mvn -q -B -Dstyle.color=never -f "$POM" dependency:copy-dependencies \
-        -DincludeScope=runtime -DoutputDirectory="$tmp/libs" 2>&1 </dev/null |
-        sed 's/\x1b\[0m//g' >&2; then
-      rm -rf "$tmp"
-      die "Maven could not resolve the Kafka jars (see its output above)"
-    fi
-    mkdir -p "$(dirname "$LIBS_DIR")"
-    rm -rf "$LIBS_DIR"
-    mv "$tmp/libs" "$LIBS_DIR"
-    rm -rf "$tmp"
-  )
-  [[ -f $marker ]] || die "jar cache $LIBS_DIR is incomplete"
-}
-
-# Prints "<brokerPort> <controllerPort>". Prefers the ports of the previous
-# run so an exported KAFKA_BROKERS stays valid across restarts; otherwise
-# draws free ones below the kernel's usual ephemeral range so that outgoing
-# client connections cannot grab them between the check and the bind.
-choose_ports() {
-  local prev_b=0 prev_c=0
-  if [[ -s $PORTS_FILE ]]; then read -r prev_b prev_c <"$PORTS_FILE" || true; fi
-  # shellcheck disable=SC2016 # JavaScript template literals, not shell
-  node -e '
-    const net = require("node:net");
-    const host = process.argv[1];
-    const prev = [Number(process.argv[2]) || 0, Number(process.argv[3]) || 0];
-    const tryListen = (port) => new Promise((resolve) => {
-      const srv = net.createServer();
-      srv.once("error", () => resolve(null));
-      srv.listen({ port, host, exclusive: true }, () => resolve(srv));
-    });
-    const closeAll = (servers) => Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-    async function grab(candidates) {
-      const held = [];
-      for (const port of candidates) {
-        const srv = await tryListen(port);
-        if (!srv) { await closeAll(held); return null; }
-        held.push(srv);
-      }
-      const ports = held.map((s) => s.address().port);
-      await closeAll(held);
-      return ports;
-    }
-    (async () => {
-      let ports = prev[0] && prev[1] && prev[0] !== prev[1] ? await grab(prev) : null;
-      if (prev[0] && !ports && process.argv[4] === "1") {
-        console.error(`kafka.sh: previous ports ${prev.join(", ")} are taken and MEGURI_KAFKA_KEEP_PORTS=1`);
-        process.exit(1);
-      }
-      if (prev[0] && !ports) console.error(`kafka.sh: previous ports ${prev.join(", ")} are taken; choosing new ones`);
-      for (let i = 0; !ports && i < 50; i++) {
-        const a = 20000 + Math.floor(Math.random() * 12000);
-        const b = 20000 + Math.floor(Math.random() * 12000);
-        if (a !== b) ports = await grab([a, b]);
-      }
-      if (!ports) ports = await grab([0, 0]);
-      if (!ports) process.exit(1);
-      console.log(ports.join(" "));
-    })();
-  ' "$HOST" "$prev_b" "$prev_c" "${MEGURI_KAFKA_KEEP_PORTS:-0}"
-}
-
-write_config() {
-  local broker_port=$1 controller_port=$2
-  cat >"$PROPS.tmp" <<EOF
-# Generated by deploy/local/kafka.sh on every start; edits are overwritten.
-process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@$HOST:$controller_port
-listeners=PLAINTEXT://$HOST:$broker_port,CONTROLLER://$HOST:$controller_port
-advertised.listeners=PLAINTEXT://$HOST:$broker_port
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-controller.listener.names=CONTROLLER
-inter.broker.listener.name=PLAINTEXT
-
-log.dirs=$DATA_DIR
-# The project creates its topics explicitly; a typo must fail, not create a topic.
-auto.create.topics.enable=false
-delete.topic.enable=true
-num.partitions=1
-default.replication.factor=1
-min.insync.replicas=1
-
-# Single node: internal topics cannot have more than one replica.
-offsets.topic.replication.factor=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-# Fewer internal partitions make the first group/transaction much faster.
-offsets.topic.num.partitions=10
-transaction.state.log.num.partitions=10
-group.initial.rebalance.delay.ms=0
-# After a crash (or SIGKILL) the controller refuses the restarted broker until
-# the old incarnation's session expires; 9 s by default, shorter here.
-broker.heartbeat.interval.ms=500
-broker.session.timeout.ms=4000
-
-# Small machine: few threads, small segments, a small cleaner buffer (heap is 512 MiB).
-num.network.threads=2
-num.io.threads=4
-num.recovery.threads.per.data.dir=1
-log.segment.bytes=16777216
-log.cleaner.dedupe.buffer.size=16777216
-log.retention.hours=168
-log.retention.check.interval.ms=60000
-EOF
-  mv "$PROPS.tmp" "$PROPS"
-
-  cat >"$LOG4J" <<EOF
-# Broker logs go to files in the state dir, never to the console.
-log4j.rootLogger=INFO, server
-log4j.appender.server=org.apache.log4j.RollingFileAppender
-log4j.appender.server.File=$LOG_DIR/server.log
-log4j.appender.server.MaxFileSize=20MB
-log4j.appender.server.MaxBackupIndex=2
-log4j.appender.server.layout=org.apache.log4j.PatternLayout
-log4j.appender.server.layout.ConversionPattern=[%d] %p %m (%c)%n
-log4j.logger.state.change.logger=WARN
-log4j.logger.kafka.request.logger=WARN
-log4j.logger.kafka.authorizer.logger=WARN
-log4j.logger.org.apache.kafka.clients=WARN
-EOF
-
-  # One-shot tools (storage format) log to their own output, kept apart
-  # from the broker's server.log.
-  cat >"$LOG4J_TOOLS" <<EOF
-log4j.rootLogger=WARN, stderr
-log4j.appender.stderr=org.apache.log4j.ConsoleAppender
-log4j.appender.stderr.Target=System.err
-log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
-log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n
-EOF
-}
-
-new_cluster_id() {
-  # Kafka's Uuid text form: 16 random bytes, base64url without padding. A
-  # leading '-' would be read as a CLI flag, so draw again in that case.
-  node -e '
-    const { randomBytes } = require("node:crypto");
-    let id;
-    do { id = randomBytes(16).toString("base64url"); } while (id.startsWith("-"));
-    console.log(id);
-  '
-}
-
+# Formats the storage of the given nodes that have none yet, all at once.
+# Formatting an already formatted dir is refused by Kafka; meta.properties is
+# what it writes, so its presence means "keep the data". Every node of a
+# cluster gets the same cluster id, kept in the state dir for nodes formatted later.
 format_storage_if_needed() {
-  # Formatting an already formatted dir is refused by Kafka; meta.properties is
-  # what it writes, so its presence means "keep the data".
-  [[ -f $DATA_DIR/meta.properties ]] && return 0
-  local cluster_id
-  cluster_id=$(new_cluster_id)
-  log "formatting KRaft storage in $DATA_DIR (cluster id $cluster_id)"
-  mkdir -p "$DATA_DIR"
-  if ! "$JAVA" -Xmx256m -Dlog4j.configuration="file:$LOG4J_TOOLS" -cp "$LIBS_DIR/*" \
+  local id cluster_id='' rc=0
+  local -A jobs=()
+  for id in "$@"; do
+    use_node "$id"
+    [[ -f $DATA_DIR/meta.properties ]] && continue
+    if [[ -z $cluster_id ]]; then
+      if ((NODES == 1)); then
+        cluster_id=$(new_cluster_id)
+      else
+        [[ -s $CLUSTER_ID_FILE ]] || new_cluster_id >"$CLUSTER_ID_FILE"
+        cluster_id=$(<"$CLUSTER_ID_FILE")
+      fi
+    fi
+    log "formatting KRaft storage in $DATA_DIR (cluster id $cluster_id)"
+    mkdir -p "$DATA_DIR"
+    # A one-shot tool: C1 and the serial collector start it in about half the CPU time.
+    "$JAVA" -Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Dlog4j.configuration="file:$LOG4J_TOOLS" -cp "$LIBS_DIR/*" \
       kafka.tools.StorageTool format --ignore-formatted \
-      -t "$cluster_id" -c "$PROPS" >>"$LOG_DIR/format.log" 2>&1 9>&-; then
+      -t "$cluster_id" -c "$PROPS" >>"$LOG_DIR/format.log" 2>&1 9>&- &
+    jobs[$id]=$!
+  done
+  for id in "${!jobs[@]}"; do
+    wait "${jobs[$id]}" && continue
+    use_node "$id"
     tail -n 20 "$LOG_DIR/format.log" >&2 || true
-    die "formatting storage failed (see $LOG_DIR/format.log)"
-  fi
+    log "error: formatting storage failed (see $LOG_DIR/format.log)"
+    rc=1
+  done
+  ((rc == 0)) || exit 1
 }
 
-# Shows only what this start wrote: server.log is appended to across runs.
-show_log_tail() {
-  local from=$1
-  log "last lines of $LOG_DIR/server.log and kafka.out from this start:"
-  tail -c "+$((from + 1))" "$LOG_DIR/server.log" 2>/dev/null | grep -v '^[[:space:]]' | tail -n 25 >&2 || true
-  tail -n 15 "$LOG_DIR/kafka.out" >&2 2>/dev/null || true
-}
-
-# Returns 0 ready, 1 timeout, 2 process died.
+# wait_ready <minBrokers> <nodeId...>: 0 ready, 1 timeout, 2 a process died.
+# With minBrokers 0 a node counts once it answers; else once the cluster lists
+# it among at least that many live brokers.
 wait_ready() {
-  local address=$1 pid=$2 rc=0
-  node "$SCRIPT_DIR/wait-ready.mjs" "$address" "$((START_TIMEOUT * 1000))" "$pid" "$LOG_DIR/server.log" 9>&- || rc=$?
+  local min=$1 id rc=0 addresses='' pids='' ports
+  shift
+  local -a logs=() flags=()
+  ((min == 0)) || flags=("--min-brokers=$min")
+  for id in "$@"; do
+    use_node "$id"
+    ports=$(node_ports) || return 1
+    addresses+=${addresses:+,}$HOST:${ports%% *}
+    pids+=${pids:+,}$(<"$PID_FILE")
+    logs+=("$LOG_DIR/server.log")
+  done
+  node "$SCRIPT_DIR/wait-ready.mjs" "${flags[@]}" "$addresses" "$((START_TIMEOUT * 1000))" "$pids" "${logs[@]}" 9>&- || rc=$?
   return "$rc"
 }
 
-kill_and_wait() {
-  local pid=$1 i
-  kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
-    pid_is_ours "$pid" || return 0
+# signal_and_wait <TERM|KILL> <nodeId...>: signals the given nodes' brokers at
+# once (SIGTERM is a controlled shutdown each) and waits until all are gone;
+# SIGKILL for any still there after STOP_TIMEOUT. Removes their pid files.
+signal_and_wait() {
+  local sig=$1 id pid i what
+  shift
+  local -A pids=()
+  local -a signalled=()
+  for id in "$@"; do
+    use_node "$id"
+    if pid=$(running_pid); then
+      pids[$id]=$pid
+      signalled+=("$id")
+      if ((NODES == 1)); then what="broker pid $pid"; else what="node $id (pid $pid)"; fi
+      if [[ $sig == TERM ]]; then log "stopping $what"; else log "killing $what"; fi
+      kill "-$sig" "$pid" 2>/dev/null || true
+    elif ((NODES == 1)); then
+      log "not running"
+    else
+      log "node $id is not running"
+    fi
+  done
+  local -i limit=$((STOP_TIMEOUT * 10))
+  [[ $sig == KILL ]] && limit=50
+  for ((i = 0; ${#pids[@]} > 0; i++)); do
+    for id in "${!pids[@]}"; do
+      use_node "$id"
+      pid_is_ours "${pids[$id]}" "$PROPS" || unset "pids[$id]"
+    done
+    ((${#pids[@]} > 0)) || break
+    if ((i == limit)) && [[ $sig == TERM ]]; then
+      for id in "${!pids[@]}"; do
+        log "broker pid ${pids[$id]} ignored SIGTERM for ${STOP_TIMEOUT}s, sending SIGKILL"
+        kill -KILL "${pids[$id]}" 2>/dev/null || true
+      done
+    elif ((i >= limit + 50)); then
+      die "could not kill broker pid ${pids[*]}"
+    fi
     sleep 0.1
   done
-  log "broker pid $pid ignored SIGTERM for ${STOP_TIMEOUT}s, sending SIGKILL"
-  kill -KILL "$pid" 2>/dev/null || true
-  for ((i = 0; i < 50; i++)); do
-    pid_is_ours "$pid" || return 0
-    sleep 0.1
+  for id in "$@"; do
+    use_node "$id"
+    rm -f "$PID_FILE" "$PID_FILE.new"
   done
-  die "could not kill broker pid $pid"
+  if ((${#signalled[@]} > 0)); then
+    if [[ $sig == KILL ]]; then what=killed; else what=stopped; fi
+    if ((NODES == 1)); then log "$what"; else log "$what node(s) ${signalled[*]}"; fi
+  fi
 }
 
-cmd_start() {
-  need_node
-  take_lock
-  : >"$MARKER"
-
-  local pid address rc=0
-  if pid=$(running_pid); then
-    address=$(bootstrap_address) || die "broker pid $pid is running but $BOOTSTRAP_FILE is missing; run kafka.sh stop"
-    wait_ready "$address" "$pid" || rc=$?
-    if [[ $rc -eq 0 ]]; then
-      log "already running (pid $pid)"
-      printf 'KAFKA_BROKERS=%s\n' "$address"
-      return 0
-    fi
-    [[ $rc -eq 2 ]] || die "broker pid $pid is running but does not answer on $address; try kafka.sh stop"
-    log "broker pid $pid died while being checked; starting a new one"
-  fi
-  if [[ -f $PID_FILE ]]; then
-    log "removing stale pid file (pid $(<"$PID_FILE") is not running)"
-    rm -f "$PID_FILE"
-  fi
-
-  find_java
-  ensure_jars
-  mkdir -p "$DATA_DIR" "$LOG_DIR"
-
-  local ports broker_port controller_port
-  ports=$(choose_ports) || die "could not find free ports on $HOST"
-  read -r broker_port controller_port <<<"$ports"
-  write_config "$broker_port" "$controller_port"
-  format_storage_if_needed
-  printf '%s %s\n' "$broker_port" "$controller_port" >"$PORTS_FILE"
-  address=$HOST:$broker_port
-  printf '%s\n' "$address" >"$BOOTSTRAP_FILE"
-
-  local -a jvm=()
+# Starts the chosen node's JVM detached and records its pid; does not wait.
+launch_node() {
+  local -a jvm=() heap=() extra=()
   read -r -a heap <<<"$HEAP_OPTS"
   jvm+=("${heap[@]}")
   jvm+=(-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35
@@ -379,15 +266,11 @@ cmd_start() {
     -Djava.awt.headless=true
     "-Dlog4j.configuration=file:$LOG4J" "-Dkafka.logs.dir=$LOG_DIR")
   # The extra flags last, so they can override the JIT's and the collector's.
-  local -a extra=()
   read -r -a extra <<<"$JIT_OPTS $EXTRA_JVM_OPTS"
   jvm+=("${extra[@]}")
 
-  log "starting Kafka $KAFKA_VERSION on $address (controller $HOST:$controller_port), state in $STATE_DIR"
-  local log_offset=0
-  [[ -f $LOG_DIR/server.log ]] && log_offset=$(wc -c <"$LOG_DIR/server.log")
   [[ -f $LOG_DIR/kafka.out ]] && mv -f "$LOG_DIR/kafka.out" "$LOG_DIR/kafka.out.1"
-  local new_pid_file=$PID_FILE.new
+  local new_pid_file=$PID_FILE.new i
   rm -f "$new_pid_file"
   # The child records its own pid and then becomes java (exec), so the pid is
   # exact even though setsid detaches it from this shell and its terminal.
@@ -400,34 +283,164 @@ cmd_start() {
   else
     nohup "${launch[@]}" </dev/null >>"$LOG_DIR/kafka.out" 2>&1 9>&- &
   fi
-  local i
   for ((i = 0; i < 100; i++)); do
     [[ -s $new_pid_file ]] && break
     sleep 0.05
   done
   [[ -s $new_pid_file ]] || die "the broker process did not start"
   mv "$new_pid_file" "$PID_FILE"
-  pid=$(<"$PID_FILE")
+}
+
+# Sets ALIVE, how many nodes of the cluster run, and TO_START, those of the
+# given nodes that do not.
+survey() {
+  local id
+  ALIVE=0
+  TO_START=()
+  for id in $(all_nodes); do
+    use_node "$id"
+    running_pid >/dev/null && ALIVE=$((ALIVE + 1))
+  done
+  for id in "$@"; do
+    use_node "$id"
+    running_pid >/dev/null || TO_START+=("$id")
+  done
+}
+
+# The address line of every node, whether running or not: clients try each.
+print_brokers() {
+  printf 'KAFKA_BROKERS=%s\n' "$(bootstrap_address)"
+}
+
+cmd_start() {
+  need_node
+  take_lock
+  : >"$MARKER"
+  settle_node_count
+
+  local -a ids=() to_start=()
+  local id rc=0 alive
+  mapfile -t ids < <(target_nodes)
+  survey "${ids[@]}"
+  if ((${#TO_START[@]} == 0)); then
+    bootstrap_address >/dev/null || die "broker pid $(<"$PID_FILE") is running but $BOOTSTRAP_FILE is missing; run kafka.sh stop"
+    wait_ready "$((NODES == 1 ? 0 : ALIVE))" "${ids[@]}" || rc=$?
+    if [[ $rc -eq 0 ]]; then
+      if ((NODES == 1)); then log "already running (pid $(<"$PID_FILE"))"; else log "already running (nodes ${ids[*]})"; fi
+      print_brokers
+      return 0
+    fi
+    [[ $rc -eq 2 ]] || die "broker(s) running but not answering on $(bootstrap_address); try kafka.sh stop"
+    log "a broker died while being checked; starting a new one"
+    survey "${ids[@]}"
+  fi
+  alive=$ALIVE
+  to_start=("${TO_START[@]}")
+  for id in "${to_start[@]}"; do
+    use_node "$id"
+    if [[ -f $PID_FILE ]]; then
+      log "removing stale pid file (pid $(<"$PID_FILE") is not running)"
+      rm -f "$PID_FILE"
+    fi
+  done
+  # KRaft needs most controllers up: one node of a stopped cluster alone never gets ready.
+  if ((2 * (alive + ${#to_start[@]}) <= NODES)); then
+    die "only $alive of $NODES nodes are running: starting node(s) ${to_start[*]} would not make a quorum; use kafka.sh start"
+  fi
+
+  find_java
+  ensure_jars
+  for id in $(all_nodes); do
+    use_node "$id"
+    mkdir -p "$DATA_DIR" "$LOG_DIR"
+  done
+
+  # Ports: with every node down all may move (to the previous ones if still
+  # free); with some running, the voters list is fixed and the others must
+  # come back on their own ports.
+  local -a ports=() voters=()
+  local p b c addresses=''
+  if ((alive == 0)); then
+    local -a prev=()
+    for id in $(all_nodes); do
+      use_node "$id"
+      p=$(node_ports) || p='0 0'
+      read -r b c <<<"$p"
+      prev+=("$b" "$c")
+    done
+    p=$(choose_ports "$NODES" "${MEGURI_KAFKA_KEEP_PORTS:-0}" "${prev[@]}") || die "could not find free ports on $HOST"
+    read -r -a ports <<<"$p"
+  else
+    for id in $(all_nodes); do
+      use_node "$id"
+      p=$(node_ports) || die "node $id has no $PORTS_FILE"
+      read -r b c <<<"$p"
+      ports+=("$b" "$c")
+    done
+    for id in "${to_start[@]}"; do
+      b=${ports[2 * id - 2]} c=${ports[2 * id - 1]}
+      choose_ports 1 1 "$b" "$c" >/dev/null 2>&1 || die "node $id's ports $b and $c are taken"
+    done
+  fi
+  for id in $(all_nodes); do
+    voters+=("$id@$HOST:${ports[2 * id - 1]}")
+    addresses+=${addresses:+,}$HOST:${ports[2 * id - 2]}
+  done
+  write_tools_log4j
+  for id in "${to_start[@]}"; do
+    use_node "$id"
+    b=${ports[2 * id - 2]} c=${ports[2 * id - 1]}
+    write_config "$id" "$b" "$c" "$(IFS=,; echo "${voters[*]}")"
+    printf '%s %s\n' "$b" "$c" >"$PORTS_FILE"
+  done
+  format_storage_if_needed "${to_start[@]}"
+  printf '%s\n' "$addresses" >"$BOOTSTRAP_FILE"
+
+  local -A log_offset=()
+  for id in "${to_start[@]}"; do
+    use_node "$id"
+    read -r b c <"$PORTS_FILE"
+    if ((NODES == 1)); then
+      log "starting Kafka $KAFKA_VERSION on $HOST:$b (controller $HOST:$c), state in $STATE_DIR"
+    else
+      log "starting Kafka $KAFKA_VERSION node $id on $HOST:$b (controller $HOST:$c), state in $NODE_DIR"
+    fi
+    log_offset[$id]=0
+    [[ -f $LOG_DIR/server.log ]] && log_offset[$id]=$(wc -c <"$LOG_DIR/server.log")
+    launch_node
+  done
+  alive=$((alive + ${#to_start[@]}))
 
   local t0=$SECONDS
   rc=0
-  wait_ready "$address" "$pid" || rc=$?
-  case $rc in
-    0) ;;
-    2)
-      show_log_tail "$log_offset"
-      rm -f "$PID_FILE"
-      die "the broker exited during startup"
-      ;;
-    *)
-      show_log_tail "$log_offset"
-      kill_and_wait "$pid"
-      rm -f "$PID_FILE"
-      die "the broker was not ready within ${START_TIMEOUT}s (MEGURI_KAFKA_START_TIMEOUT)"
-      ;;
-  esac
-  log "ready after $((SECONDS - t0))s (pid $pid, logs in $LOG_DIR)"
-  printf 'KAFKA_BROKERS=%s\n' "$address"
+  wait_ready "$((NODES == 1 ? 0 : alive))" "${to_start[@]}" || rc=$?
+  if ((rc != 0)); then
+    local -a dead=()
+    for id in "${to_start[@]}"; do
+      use_node "$id"
+      show_log_tail "${log_offset[$id]}"
+      running_pid >/dev/null || dead+=("$id")
+    done
+    if ((rc == 2)); then
+      ((NODES == 1)) && { rm -f "$PID_FILE"; die "the broker exited during startup"; }
+      # A half-started cluster is no use: the nodes that did come up go too.
+      signal_and_wait TERM "${to_start[@]}"
+      die "node(s) ${dead[*]} exited during startup"
+    fi
+    signal_and_wait TERM "${to_start[@]}"
+    die "the broker was not ready within ${START_TIMEOUT}s (MEGURI_KAFKA_START_TIMEOUT)"
+  fi
+  if ((NODES == 1)); then
+    log "ready after $((SECONDS - t0))s (pid $(<"$PID_FILE"), logs in $LOG_DIR)"
+  else
+    local started=''
+    for id in "${to_start[@]}"; do
+      use_node "$id"
+      started+=" $id:$(<"$PID_FILE")"
+    done
+    log "ready after $((SECONDS - t0))s (node:pid$started; logs in $STATE_DIR/node-<id>/logs)"
+  fi
+  print_brokers
 }
 
 cmd_stop() {
@@ -436,34 +449,62 @@ cmd_stop() {
     return 0
   fi
   take_lock
-  local pid
-  if pid=$(running_pid); then
-    log "stopping broker pid $pid"
-    kill_and_wait "$pid"
-    log "stopped"
-  else
-    log "not running"
+  local -a ids=()
+  mapfile -t ids < <(target_nodes)
+  signal_and_wait TERM "${ids[@]}"
+}
+
+cmd_kill() {
+  if [[ ! -d $STATE_DIR ]]; then
+    log "not running (no state dir)"
+    return 0
   fi
-  rm -f "$PID_FILE" "$PID_FILE.new"
+  take_lock
+  local -a ids=()
+  mapfile -t ids < <(target_nodes)
+  signal_and_wait KILL "${ids[@]}"
 }
 
 cmd_status() {
   local pid address
-  if pid=$(running_pid) && address=$(bootstrap_address); then
-    log "running (pid $pid, state $STATE_DIR)"
-    printf '%s\n' "$address"
-    return 0
+  if ((NODES == 1)); then
+    use_node 1
+    if pid=$(running_pid) && address=$(bootstrap_address); then
+      log "running (pid $pid, state $STATE_DIR)"
+      printf '%s\n' "$address"
+      return 0
+    fi
+    log "not running (state $STATE_DIR)"
+    return 1
   fi
-  log "not running (state $STATE_DIR)"
-  return 1
+  local id ports up=0
+  for id in $(all_nodes); do
+    use_node "$id"
+    ports=$(node_ports) || ports='? ?'
+    if pid=$(running_pid); then
+      printf '%s %s:%s running %s\n' "$id" "$HOST" "${ports%% *}" "$pid"
+      up=$((up + 1))
+    else
+      printf '%s %s:%s stopped\n' "$id" "$HOST" "${ports%% *}"
+    fi
+  done
+  log "$up of $NODES nodes running (state $STATE_DIR)"
+  ((up == NODES)) && return 0
+  ((up == 0)) && return 1
+  return 2
 }
 
 cmd_env() {
-  local address
-  if running_pid >/dev/null && address=$(bootstrap_address); then
+  local address id up=0
+  for id in $(all_nodes); do
+    use_node "$id"
+    running_pid >/dev/null && up=$((up + 1))
+  done
+  if ((up > 0)) && address=$(bootstrap_address); then
+    ((up == NODES)) || log "only $up of $NODES nodes are running"
     printf 'KAFKA_BROKERS=%s\n' "$address"
-    # One broker: meguri creates topics with one copy here (its default is 3 and 2 in sync).
-    printf 'MEGURI_REPLICATION_FACTOR=1\nMEGURI_MIN_INSYNC_REPLICAS=1\n'
+    # meguri's defaults are 3 copies with 2 in sync; fewer nodes cannot hold that.
+    printf 'MEGURI_REPLICATION_FACTOR=%s\nMEGURI_MIN_INSYNC_REPLICAS=%s\n' "$RF" "$MIN_ISR"
     return 0
   fi
   log "not running (state $STATE_DIR); use kafka.sh start"
@@ -471,7 +512,9 @@ cmd_env() {
 }
 
 cmd_reset() {
-  cmd_stop
+  # A cluster's nodes get SIGKILL: their data goes next, and the last nodes'
+  # controlled shutdown would only wait for a quorum that is leaving too.
+  if ((NODES > 1)); then cmd_kill; else cmd_stop; fi
   [[ -d $STATE_DIR ]] || return 0
   # Guard against MEGURI_KAFKA_STATE_DIR pointing somewhere precious.
   [[ -f $MARKER ]] || die "$STATE_DIR lacks $(basename "$MARKER"); refusing to delete it"
@@ -481,10 +524,38 @@ cmd_reset() {
 
 [[ -n $KAFKA_VERSION ]] || die "could not read kafka.version from $POM"
 
-case ${1:-} in
+COMMAND=${1:-}
+(($# == 0)) || shift
+OPT_BROKERS=''
+OPT_NODE=''
+while (($# > 0)); do
+  case $1 in
+    --brokers=* | --node=*) set -- "${1%%=*}" "${1#*=}" "${@:2}" ;;
+    --brokers | --node)
+      (($# >= 2)) || { usage; exit 64; }
+      [[ $2 =~ ^[1-9]$ ]] || die "$1 takes a number from 1 to 9, not '$2'"
+      if [[ $1 == --brokers ]]; then OPT_BROKERS=$2; else OPT_NODE=$2; fi
+      shift 2
+      ;;
+    *)
+      usage
+      exit 64
+      ;;
+  esac
+done
+case $COMMAND in
+  start) [[ -z $OPT_BROKERS || -z $OPT_NODE ]] || die "--brokers and --node do not go together" ;;
+  stop | kill) [[ -z $OPT_BROKERS ]] || die "$COMMAND takes --node, not --brokers" ;;
+  *) [[ -z $OPT_BROKERS$OPT_NODE ]] || die "$COMMAND takes no options" ;;
+esac
+read_node_count
+[[ -z $OPT_NODE ]] || ((OPT_NODE <= NODES)) || die "no node $OPT_NODE: $STATE_DIR has $NODES"
+
+case $COMMAND in
   start) cmd_start ;;
   jars) ensure_jars ;;
   stop) cmd_stop ;;
+  kill) cmd_kill ;;
   status) cmd_status ;;
   env) cmd_env ;;
   reset) cmd_reset ;;

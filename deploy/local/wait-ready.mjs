@@ -1,23 +1,28 @@
-// Waits until a Kafka broker answers real requests (not just an open port).
-// Usage: node wait-ready.mjs <host:port> <timeoutMs> [pid] [serverLog]
-// Exit codes: 0 ready, 1 timed out, 2 the broker process died, 64 bad usage.
-// Without kafkajs (no `npm ci` yet) it falls back to a TCP probe plus the
+// Waits until Kafka brokers answer real requests (not just an open port).
+// Usage: node wait-ready.mjs [--min-brokers=N] <host:port>[,<host:port>...] <timeoutMs> [pid[,pid...]] [serverLog...]
+// Exit codes: 0 ready, 1 timed out, 2 a broker process died, 64 bad usage.
+// With several addresses every one must answer; with --min-brokers each must also list itself
+// among at least N live brokers (a cluster node counts once the controller has unfenced it).
+// Without kafkajs (no `npm ci` yet) it falls back to a TCP probe plus each
 // broker's own "started" log line, which is weaker but still meaningful.
 import fs from 'node:fs';
 import net from 'node:net';
 
-const [address, timeoutArg, pidArg, serverLog] = process.argv.slice(2);
-if (!address || !/^[^:]+:\d+$/.test(address)) {
-  console.error('usage: wait-ready.mjs <host:port> <timeoutMs> [pid] [serverLog]');
+const argv = process.argv.slice(2);
+let minBrokers = 0;
+if (argv[0]?.startsWith('--min-brokers=')) minBrokers = Number(argv.shift().slice('--min-brokers='.length));
+const [addressArg, timeoutArg, pidArg, ...serverLogs] = argv;
+const addresses = (addressArg ?? '').split(',');
+if (!addressArg || !addresses.every((a) => /^[^:]+:\d+$/.test(a)) || !Number.isInteger(minBrokers)) {
+  console.error('usage: wait-ready.mjs [--min-brokers=N] <host:port>[,<host:port>...] <timeoutMs> [pid[,pid...]] [serverLog...]');
   process.exit(64);
 }
 const timeoutMs = Number(timeoutArg ?? 60000);
-const pid = pidArg ? Number(pidArg) : undefined;
+const pids = pidArg ? pidArg.split(',').map(Number) : [];
 const deadline = Date.now() + timeoutMs;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function processAlive() {
-  if (pid === undefined) return true;
+function processAlive(pid) {
   try {
     process.kill(pid, 0);
     return true;
@@ -47,7 +52,7 @@ try {
   console.error('wait-ready: kafkajs not installed, falling back to a port + log check');
 }
 
-async function probe() {
+async function probe(address, serverLog) {
   if (kafkajs) {
     const { Kafka, logLevel } = kafkajs;
     const kafka = new Kafka({
@@ -62,7 +67,11 @@ async function probe() {
     try {
       await admin.connect();
       const cluster = await admin.describeCluster();
-      return cluster.brokers.length > 0 && cluster.controller != null;
+      if (cluster.brokers.length === 0 || cluster.controller == null) return false;
+      if (minBrokers === 0) return true;
+      // The metadata may come from another node: this one counts once the cluster lists it.
+      const self = cluster.brokers.some((b) => `${b.host}:${b.port}` === address);
+      return self && cluster.brokers.length >= minBrokers;
     } catch {
       return false;
     } finally {
@@ -79,9 +88,13 @@ async function probe() {
   }
 }
 
+// Nodes that answered once are not asked again; a process that dies still ends the wait.
+const waiting = new Set(addresses.keys());
 while (true) {
-  if (!processAlive()) process.exit(2);
-  if (await probe()) process.exit(0);
+  if (!pids.every(processAlive)) process.exit(2);
+  const answers = await Promise.all([...waiting].map(async (i) => [i, await probe(addresses[i], serverLogs[i])]));
+  for (const [i, ok] of answers) if (ok) waiting.delete(i);
+  if (waiting.size === 0) process.exit(0);
   if (Date.now() >= deadline) process.exit(1);
   await sleep(250);
 }

@@ -1,7 +1,9 @@
 /**
  * A Kafka broker of a test's own (deploy/local/kafka.sh with a private state dir), which the test
  * may stop and start again by PID without disturbing the broker other tests share. Restarts keep the
- * data and the ports (MEGURI_KAFKA_KEEP_PORTS=1), so clients keep their bootstrap address.
+ * data and the ports (MEGURI_KAFKA_KEEP_PORTS=1), so clients keep their bootstrap address. With
+ * `nodes: 3` it is a KRaft cluster of three broker+controller nodes whose nodes can be stopped,
+ * started and killed one at a time.
  *
  * Also: the broker's jar directory, and a read of topics through the broker project's own Java
  * client at read_committed (CommittedReader.java), the reference view of what was committed.
@@ -12,7 +14,9 @@ import { existsSync, readFileSync, renameSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { Kafka, logLevel } from 'kafkajs';
 import { removeDir, tempDir } from './transports.ts';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
@@ -30,51 +34,149 @@ export function kafkaLibsDir(): string {
   return libs;
 }
 
+export interface LocalBrokerOptions {
+  /** Broker+controller nodes: 1 (the default, kafka.sh's flat layout) or a cluster such as 3. */
+  readonly nodes?: number;
+}
+
 export class LocalBroker {
   private constructor(
     readonly stateDir: string,
     readonly brokers: string,
+    readonly nodes: number,
   ) {}
 
-  static async start(): Promise<LocalBroker> {
+  static async start(options: LocalBrokerOptions = {}): Promise<LocalBroker> {
+    const nodes = options.nodes ?? 1;
+    if (!Number.isInteger(nodes) || nodes < 1 || nodes > 9) throw new Error(`nodes must be 1 to 9, not ${nodes}`);
     const stateDir = tempDir('meguri-fault-kafka-');
-    const brokers = LocalBroker.run(stateDir, 'start');
+    const brokers = LocalBroker.run(stateDir, nodes === 1 ? ['start'] : ['start', '--brokers', String(nodes)]);
     if (!brokers) {
       removeDir(stateDir);
-      throw new Error('the fault campaign could not start its own broker (deploy/local/kafka.sh start)');
+      throw new Error(`the test could not start its own broker (deploy/local/kafka.sh start${nodes === 1 ? '' : ` --brokers ${nodes}`})`);
     }
-    return new LocalBroker(stateDir, brokers);
+    return new LocalBroker(stateDir, brokers, nodes);
   }
 
-  /** PID of the broker's JVM, from kafka.sh's pid file; undefined when stopped. */
+  /** The node ids, 1 to `nodes`. */
+  nodeIds(): number[] {
+    return Array.from({ length: this.nodes }, (_, i) => i + 1);
+  }
+
+  /** PID of the broker's JVM (node 1's in a cluster), from kafka.sh's pid file; undefined when stopped. */
   pid(): number | undefined {
-    const file = join(this.stateDir, 'kafka.pid');
+    return this.nodePid(1);
+  }
+
+  /** PID of one node's JVM; undefined when it is stopped. */
+  nodePid(id: number): number | undefined {
+    const file = join(this.nodeDir(id), 'kafka.pid');
     if (!existsSync(file)) return undefined;
     const pid = Number(readFileSync(file, 'utf8').trim());
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   }
 
-  /** Stops the broker (SIGTERM to its PID, then waits for the exit): data and ports stay. */
+  /** Stops the broker, every node of a cluster (SIGTERM to each PID, then waits for the exit): data and ports stay. */
   stop(): void {
-    const status = spawnSync('bash', [kafkaScript, 'stop'], { env: this.env(), stdio: ['ignore', 'ignore', 'inherit'] });
-    if (status.status !== 0) throw new Error('kafka.sh stop failed');
+    this.script(['stop'], 'kafka.sh stop');
   }
 
-  /** Starts it again on the same ports with the same data. */
+  /** Starts it again (every stopped node of a cluster) on the same ports with the same data. */
   restart(): void {
-    const brokers = LocalBroker.run(this.stateDir, 'start');
-    if (brokers !== this.brokers) throw new Error(`the broker came back on ${brokers ?? 'nothing'} instead of ${this.brokers}`);
+    this.expectSameBrokers(LocalBroker.run(this.stateDir, ['start']));
   }
 
-  /** Stops the broker and deletes its state. */
+  /** Stops one node: a controlled shutdown (SIGTERM), waiting until its JVM has exited. */
+  stopNode(id: number): void {
+    this.script(['stop', '--node', String(this.checkNode(id))], `kafka.sh stop --node ${id}`);
+  }
+
+  /** Starts one node again on its ports with its data, and waits until it answers. */
+  startNode(id: number): void {
+    this.expectSameBrokers(LocalBroker.run(this.stateDir, ['start', '--node', String(this.checkNode(id))]));
+  }
+
+  /** SIGKILL to one node's JVM, as a crash would: no controlled shutdown. */
+  kill9Node(id: number): void {
+    this.script(['kill', '--node', String(this.checkNode(id))], `kafka.sh kill --node ${id}`);
+  }
+
+  /** Stops the broker (every node) and deletes its state. */
   destroy(): void {
-    spawnSync('bash', [kafkaScript, 'stop'], { env: this.env(), stdio: ['ignore', 'ignore', 'inherit'] });
+    spawnSync('bash', [kafkaScript, 'reset'], { env: this.env(), stdio: ['ignore', 'ignore', 'inherit'] });
     removeDir(this.stateDir);
   }
 
-  /** Where its server.log lives, for reading causes after a failure. */
-  serverLog(): string {
-    return join(this.stateDir, 'logs', 'server.log');
+  /** Where a node's server.log lives (node 1's by default), for reading causes after a failure. */
+  serverLog(id = 1): string {
+    return join(this.nodeDir(id), 'logs', 'server.log');
+  }
+
+  /**
+   * Waits until every partition of `topics` (of every topic, internal ones included, when empty)
+   * has a leader and all its replicas in sync, as after a rolling restart once the restarted node
+   * has caught up. Rejects with the lagging partitions after `timeoutMs`.
+   */
+  async waitInSync(topics: readonly string[] = [], timeoutMs = 60_000): Promise<void> {
+    const kafka = new Kafka({
+      clientId: 'meguri-local-broker',
+      brokers: this.brokers.split(','),
+      logLevel: logLevel.NOTHING,
+      connectionTimeout: 2000,
+      requestTimeout: 5000,
+      retry: { retries: 2, initialRetryTime: 200 },
+    });
+    const admin = kafka.admin();
+    const deadline = Date.now() + timeoutMs;
+    let lagging: string[] = ['no answer yet'];
+    let inSync = 0;
+    while (Date.now() < deadline) {
+      try {
+        // A connection of its own each round: a node that just went away may hold the old one.
+        await admin.connect();
+        const { topics: found } = await admin.fetchTopicMetadata({ topics: [...topics] });
+        lagging = [];
+        for (const topic of found) {
+          for (const p of topic.partitions) {
+            if (p.leader < 0 || p.isr.length < p.replicas.length) {
+              lagging.push(`${topic.name}/${p.partitionId} leader ${p.leader} isr [${p.isr.join(',')}] of [${p.replicas.join(',')}]`);
+            }
+          }
+        }
+        if (found.length < topics.length) lagging.push(`only ${found.length} of ${topics.length} topics found`);
+        // Twice in a row: each answer comes from whichever node kafkajs picks, and a node's view
+        // of the ISRs can trail the controller's for a moment.
+        if (lagging.length === 0 && ++inSync === 2) return;
+        if (lagging.length > 0) inSync = 0;
+      } catch (err) {
+        lagging = [(err as Error).message];
+        inSync = 0;
+      } finally {
+        await admin.disconnect().catch(() => undefined);
+      }
+      await sleep(250);
+    }
+    throw new Error(`partitions not back in sync within ${timeoutMs} ms: ${lagging.slice(0, 10).join('; ')}`);
+  }
+
+  /** A one-node broker lives in the state dir itself (kafka.sh's flat layout), a cluster's nodes in node-<id>/. */
+  private nodeDir(id: number): string {
+    this.checkNode(id);
+    return this.nodes === 1 ? this.stateDir : join(this.stateDir, `node-${id}`);
+  }
+
+  private checkNode(id: number): number {
+    if (!Number.isInteger(id) || id < 1 || id > this.nodes) throw new Error(`no node ${id}: the broker has nodes 1 to ${this.nodes}`);
+    return id;
+  }
+
+  private expectSameBrokers(brokers: string | undefined): void {
+    if (brokers !== this.brokers) throw new Error(`the broker came back on ${brokers ?? 'nothing'} instead of ${this.brokers}`);
+  }
+
+  private script(args: readonly string[], what: string): void {
+    const status = spawnSync('bash', [kafkaScript, ...args], { env: this.env(), stdio: ['ignore', 'ignore', 'inherit'] });
+    if (status.status !== 0) throw new Error(`${what} failed`);
   }
 
   private env(): NodeJS.ProcessEnv {
@@ -86,8 +188,8 @@ export class LocalBroker {
     return { MEGURI_KAFKA_START_TIMEOUT: '180', ...process.env, MEGURI_KAFKA_STATE_DIR: stateDir, MEGURI_KAFKA_KEEP_PORTS: '1' };
   }
 
-  private static run(stateDir: string, command: 'start'): string | undefined {
-    const out = spawnSync('bash', [kafkaScript, command], {
+  private static run(stateDir: string, args: readonly string[]): string | undefined {
+    const out = spawnSync('bash', [kafkaScript, ...args], {
       env: LocalBroker.envFor(stateDir),
       stdio: ['ignore', 'pipe', 'inherit'],
       encoding: 'utf8',
