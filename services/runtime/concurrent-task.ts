@@ -16,7 +16,7 @@ import type { TaskHost } from './task-host.ts';
 import { TaskLifecycle } from './task-state.ts';
 import type { TaskState } from './task-state.ts';
 import { validateInput } from './input.ts';
-import { TaskMigratedError, classifyError, describeError } from './errors.ts';
+import { TaskMigratedError, classifyError, describeError, isMembershipLost } from './errors.ts';
 
 const DEFAULT_MAX_PENDING_RECORDS = 2_000;
 const DEFAULT_MAX_PENDING_BYTES = 64 * 1024 * 1024;
@@ -210,8 +210,14 @@ export class ConcurrentTask<In> {
       this.host.fatal(err);
       return;
     }
-    // Kept for the next flush (outputs not sent yet, or the offset); a lost partition is noticed by the
-    // member at rebalance — at-least-once needs no fencing here.
+    // An offset commit the group refuses (this member is unknown to it, or of an old generation) will
+    // not succeed by trying again: the partition is someone else's, or will be after the rejoin. The
+    // task closes dirty and the member rejoins; the records not committed are read again.
+    if (what === 'offset commit' && isMembershipLost(err) && this.isRunning) {
+      this.host.taskMigrated(this.partition, err);
+      return;
+    }
+    // Kept for the next flush (outputs not sent yet, or the offset).
     if (this.isRunning) this.logger.warn({ err, recovery }, `${what} failed; will retry`);
   }
 

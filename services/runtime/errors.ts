@@ -100,6 +100,31 @@ const MIGRATED_TYPES = new Set([
   'INVALID_TXN_STATE',
 ]);
 
+/** Kafka protocol error types meaning "the group no longer counts this member in". */
+const MEMBERSHIP_LOST_TYPES = new Set(['UNKNOWN_MEMBER_ID', 'ILLEGAL_GENERATION', 'FENCED_INSTANCE_ID']);
+
+/**
+ * Whether a group request was refused because the coordinator no longer counts this member in (it
+ * was dropped, or acts for an old generation): retrying it can never succeed; the member must join
+ * again. A rebalance in progress is not this: it ends by itself. kafkajs wraps some of these in an
+ * error of its own, with the original as `originalError` or `cause`.
+ */
+export function isMembershipLost(err: unknown): boolean {
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [err];
+  while (queue.length > 0) {
+    const e = queue.shift();
+    if (e === undefined || e === null || typeof e !== 'object' || seen.has(e)) continue;
+    seen.add(e);
+    const type = (e as { type?: unknown }).type;
+    if (typeof type === 'string' && MEMBERSHIP_LOST_TYPES.has(type)) return true;
+    const message = (e as { message?: unknown }).message;
+    if (typeof message === 'string' && /not aware of this member|generation id is not valid|fenced instance/i.test(message)) return true;
+    queue.push((e as { cause?: unknown }).cause, (e as { originalError?: unknown }).originalError);
+  }
+  return false;
+}
+
 const TRANSIENT_TYPES = new Set([
   'REQUEST_TIMED_OUT',
   'NETWORK_EXCEPTION',

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { isRoutineRetry, retryWhileRetriable } from '../../services/runtime/kafka/client.ts';
+import { isRoutineRetry, levelOfKafkajsError, retryWhileRetriable } from '../../services/runtime/kafka/client.ts';
+import { isMembershipLost } from '../../services/runtime/errors.ts';
 
 const retriable = (): Error => Object.assign(new Error('This server is not the leader for that topic-partition'), { retriable: true });
 
@@ -56,5 +57,30 @@ describe('isRoutineRetry (kafkajs ERROR entries logged at debug)', () => {
     assert.equal(isRoutineRetry({ message: 'Response Produce(key: 0, version: 7)', error: createErrorFromCode(47).message }), false); // INVALID_PRODUCER_EPOCH
     assert.equal(isRoutineRetry({ message: 'Connection error: connect ECONNREFUSED 127.0.0.1:9092' }), false);
     assert.equal(isRoutineRetry({ message: 'Crash: KafkaJSNumberOfRetriesExceeded' }), false);
+  });
+
+  it('logs an unreachable broker and a membership the runtime restores as warnings, routine retries at debug, the rest as errors', () => {
+    assert.equal(levelOfKafkajsError({ message: 'Connection error: connect ECONNREFUSED 127.0.0.1:9092' }), 'warn');
+    assert.equal(levelOfKafkajsError({ message: 'Failed to send messages: Connection error: connect ECONNREFUSED 127.0.0.1:9092' }), 'warn');
+    assert.equal(levelOfKafkajsError({ message: 'Response OffsetCommit(key: 8, version: 5)', error: createErrorFromCode(25).message }), 'warn'); // UNKNOWN_MEMBER_ID
+    assert.equal(levelOfKafkajsError({ message: 'Response Heartbeat(key: 12, version: 3)', error: createErrorFromCode(27).message }), 'warn'); // REBALANCE_IN_PROGRESS
+    assert.equal(levelOfKafkajsError({ message: `Failed to send messages: ${concurrent}` }), 'debug');
+    assert.equal(levelOfKafkajsError({ message: 'Response Produce(key: 0, version: 7)', error: createErrorFromCode(47).message }), 'error'); // INVALID_PRODUCER_EPOCH
+    assert.equal(levelOfKafkajsError({ message: 'Crash: KafkaJSNumberOfRetriesExceeded: something else' }), 'error');
+  });
+});
+
+describe('isMembershipLost', () => {
+  const { createErrorFromCode } = createRequire(import.meta.url)('kafkajs/src/protocol/error.js') as { createErrorFromCode(code: number): Error & { type: string } };
+  it('finds a refused membership however kafkajs wrapped it, and nothing else', () => {
+    const unknown = createErrorFromCode(25); // UNKNOWN_MEMBER_ID
+    assert.equal(isMembershipLost(unknown), true);
+    assert.equal(isMembershipLost(Object.assign(new Error('The coordinator is not aware of this member'), { name: 'KafkaJSNonRetriableError' })), true);
+    assert.equal(isMembershipLost(Object.assign(new Error('retries exceeded'), { originalError: createErrorFromCode(22) })), true); // ILLEGAL_GENERATION
+    assert.equal(isMembershipLost(new Error('wrapped', { cause: createErrorFromCode(82) })), true); // FENCED_INSTANCE_ID
+    assert.equal(isMembershipLost(createErrorFromCode(27)), false, 'a rebalance in progress ends by itself'); // REBALANCE_IN_PROGRESS
+    assert.equal(isMembershipLost(createErrorFromCode(16)), false); // NOT_COORDINATOR
+    assert.equal(isMembershipLost(new Error('Connection error: connect ECONNREFUSED')), false);
+    assert.equal(isMembershipLost(undefined), false);
   });
 });

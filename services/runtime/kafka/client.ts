@@ -56,10 +56,37 @@ const ROUTINE_RETRY_TEXTS = [
   'This server is not the leader for that topic-partition',
 ];
 
+/**
+ * kafkajs ERROR entries of a cluster that is partly or briefly out of reach (a broker restarting or
+ * killed, a connection reset): kafkajs retries them, and the runtime acts when the retries run out,
+ * so they are warnings — visible in an outage, not errors that page anyone.
+ */
+const UNREACHABLE_TEXTS = ['Connection error', 'ECONNREFUSED', 'ECONNRESET', 'Connection timeout', 'Closed connection', 'Failed to connect to seed broker', 'Not connected', 'timed out'];
+
+/**
+ * kafkajs ERROR entries that say the group moved on without this member (it was dropped, or acts
+ * for an old generation): the member joins again and its tasks reopen (docs/architecture.md).
+ */
+const MEMBERSHIP_TEXTS = ['The coordinator is not aware of this member', 'The provided generation id is not valid', 'The group is rebalancing'];
+
 /** A kafkajs ERROR entry that only says a routine retry is under way (it is logged at debug). */
 export function isRoutineRetry(log: { message?: string; error?: unknown }): boolean {
-  const text = `${typeof log.error === 'string' ? log.error : ''} ${log.message ?? ''}`;
-  return ROUTINE_RETRY_TEXTS.some((t) => text.includes(t));
+  return ROUTINE_RETRY_TEXTS.some((t) => logText(log).includes(t));
+}
+
+function logText(log: { message?: string; error?: unknown }): string {
+  return `${typeof log.error === 'string' ? log.error : ''} ${log.message ?? ''}`;
+}
+
+/**
+ * The level a kafkajs ERROR entry deserves: debug for routine retries, warn for an unreachable
+ * broker or a membership the runtime restores by itself, error for anything else.
+ */
+export function levelOfKafkajsError(log: { message?: string; error?: unknown }): 'debug' | 'warn' | 'error' {
+  const text = logText(log);
+  if (ROUTINE_RETRY_TEXTS.some((t) => text.includes(t))) return 'debug';
+  if (UNREACHABLE_TEXTS.some((t) => text.includes(t)) || MEMBERSHIP_TEXTS.some((t) => text.includes(t))) return 'warn';
+  return 'error';
 }
 
 export function pinoLogCreator(logger: Logger): logCreator {
@@ -67,8 +94,7 @@ export function pinoLogCreator(logger: Logger): logCreator {
     ({ level, log }) => {
       const { message, ...extra } = log;
       const child = { component: 'kafkajs', ...extra };
-      if (level === KafkaLogLevel.ERROR && isRoutineRetry(log)) logger.debug(child, message);
-      else if (level === KafkaLogLevel.ERROR) logger.error(child, message);
+      if (level === KafkaLogLevel.ERROR) logger[levelOfKafkajsError(log)](child, message);
       else if (level === KafkaLogLevel.WARN) logger.warn(child, message);
       else if (level === KafkaLogLevel.INFO) logger.debug(child, message);
       else logger.trace(child, message);
