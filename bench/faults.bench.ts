@@ -5,7 +5,7 @@
  * session timeout (zombie), the broker stopped and started again — and one table of what each
  * crawl fetched, lost and duplicated. docs/reliability.md explains the figures.
  *
- *   npm run bench:faults -- [--hosts 300] [--pages 20] [--kills 10] [--prefill 100000] [--only 'zombie scheduler,...'] [--timeout-min 15] [--json]
+ *   npm run bench:faults -- [--brokers 1|3] [--hosts 300] [--pages 20] [--kills 10] [--prefill 100000] [--only 'zombie scheduler,...'] [--timeout-min 15] [--json]
  *
  * As root it runs inside a fresh network namespace with only loopback (unshare -n), like the tests.
  */
@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { LocalBroker } from '../test/support/local-broker.ts';
 import { figuresTable } from '../test/support/fault-campaign.ts';
 import type { ScenarioFigures } from '../test/support/fault-campaign.ts';
-import { runScenario, scenarioNames } from '../test/support/fault-scenarios.ts';
+import { clusterScenarios, runScenario, scenarioNames } from '../test/support/fault-scenarios.ts';
 import type { ScenarioName, ZombieEvidence } from '../test/support/fault-scenarios.ts';
 import { machineInfo, machineLine } from './machine.ts';
 
@@ -31,6 +31,8 @@ const { values } = parseArgs({
     'web-seed': { type: 'string', default: '11' },
     /** known URLs written to each scheduler partition before the crawl */
     prefill: { type: 'string', default: '0' },
+    /** brokers of the campaign's own cluster: 1, or 3 (topics with 3 copies, 2 in sync) */
+    brokers: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
     quiet: { type: 'boolean', default: false },
   },
@@ -63,7 +65,11 @@ function describeRefetches(r: ScenarioFigures): string {
 async function main(): Promise<void> {
   const outer = reexecInNamespace();
   if (outer !== undefined) process.exit(outer);
-  const wanted = values.only ? values.only.split(',').map((s) => s.trim()) : [...scenarioNames];
+  const nodes = Number(values.brokers);
+  if (nodes !== 1 && nodes !== 3) throw new Error('--brokers is 1 or 3');
+  // One broker cannot lose a leader or roll; a cluster's whole restart is the rolling one.
+  const fitting = scenarioNames.filter((n) => (nodes === 1 ? !clusterScenarios.includes(n) : n !== 'broker restart'));
+  const wanted = values.only ? values.only.split(',').map((s) => s.trim()) : [...fitting];
   const unknown = wanted.filter((w) => !scenarioNames.includes(w as ScenarioName));
   if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; known: ${scenarioNames.join(', ')}`);
   const settings = {
@@ -73,11 +79,12 @@ async function main(): Promise<void> {
     webSeed: Number(values['web-seed']),
     kills: Number(values.kills),
     prefillUrlsPerPartition: Number(values.prefill),
+    ...(nodes === 3 ? { replication: { factor: 3, minInsyncReplicas: 2 } } : {}),
     completionTimeoutMs: Number(values['timeout-min']) * 60_000,
     verbose: !values.quiet,
   };
   const started = new Date();
-  const broker = await LocalBroker.start();
+  const broker = await LocalBroker.start({ nodes });
   const rows: ScenarioFigures[] = [];
   const zombies: ZombieEvidence[] = [];
   try {
@@ -100,7 +107,9 @@ async function main(): Promise<void> {
     console.log(JSON.stringify({ started: started.toISOString(), settings, machine: machineInfo(), rows, zombies }, null, 2));
     return;
   }
-  console.log(`fault campaign ${started.toISOString()}: ${settings.hosts} hosts × ${settings.pagesPerHost} pages, ${settings.partitions} partitions, 2 schedulers, 2 fetchers, 2 parsers, ${settings.kills} kills`);
+  console.log(
+    `fault campaign ${started.toISOString()}: ${nodes} broker(s), ${settings.hosts} hosts × ${settings.pagesPerHost} pages, ${settings.partitions} partitions, ${settings.prefillUrlsPerPartition.toLocaleString('en-US')} prefilled URLs per scheduler partition, 2 schedulers, 2 fetchers, 2 parsers, ${settings.kills} kills`,
+  );
   console.log(machineLine(machineInfo()));
   console.log(figuresTable(rows));
   for (const r of rows) {

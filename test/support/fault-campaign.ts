@@ -92,8 +92,10 @@ export interface ScenarioFigures extends CrawlFigures {
   /** Known URLs per scheduler partition before the crawl (prefilled state). */
   readonly prefillUrlsPerPartition: number;
   readonly partitions: number;
-  /** Restores, records replayed and generations lost, from the services' logs. */
+  /** Restores, records replayed, generations lost and rebalances, from the services' logs: the whole crawl. */
   readonly events: LogEvents;
+  /** The same from the first fault on (the whole crawl when there was none). */
+  readonly eventsAfterFault: LogEvents;
   /** Seconds from the end of each fault until the fetch rate was back to 90 % (null: never). */
   readonly recoveryS: readonly (number | null)[];
 }
@@ -322,6 +324,27 @@ export class FaultCrawl {
     this.fetcherKills.push({ atWallMs: Date.now(), committed: committedBefore });
   }
 
+  /** SIGTERM by PID (a pod deleted), then started again at once on the same data dir and name. */
+  async restartGracefully(name: string): Promise<void> {
+    const p = this.process(name);
+    this.fault(`SIGTERM ${name}, started again`);
+    const stoppedAt = Date.now();
+    await this.signal(p, 'SIGTERM');
+    await this.startProcess(p.role, p.name);
+    this.faultWindow(stoppedAt);
+  }
+
+  /** The broker that leads most partitions of a topic of the crawl. */
+  async leaderOfMost(topic: string): Promise<number> {
+    const admin = await this.admin();
+    const meta = await admin.fetchTopicMetadata({ topics: [`${this.prefix}${topic}`] });
+    const counts = new Map<number, number>();
+    for (const p of meta.topics[0]?.partitions ?? []) counts.set(p.leader, (counts.get(p.leader) ?? 0) + 1);
+    const [leader] = [...counts].sort((a, b) => b[1] - a[1])[0] ?? [];
+    if (leader === undefined) throw new Error(`no leader known for ${topic}`);
+    return leader;
+  }
+
   /** SIGSTOP by PID: the process keeps its sockets but stops heartbeating and committing. */
   pause(name: string): void {
     this.fault(`SIGSTOP ${name}`);
@@ -433,7 +456,10 @@ export class FaultCrawl {
     this.log(`read ${records.length} committed records`);
     const counted = crawlFigures({ expected: this.expected, fetches, frontier, pages, changes, revisits: of('revisits').length, deadLetters: of('deadletter').length, fetcherKills: this.fetcherKills });
     const crashes = [...this.processes.values()].flatMap((p) => p.unexpectedExits.map((e) => `${p.name} ${e}`));
-    const events = logEvents(this.names().map((n) => this.logOf(n)));
+    const logs = this.names().map((n) => this.logOf(n));
+    const events = logEvents(logs);
+    const firstFault = Math.min(...this.faultWindows.map((w) => w.startMs));
+    const eventsAfterFault = Number.isFinite(firstFault) ? logEvents(logs, firstFault) : events;
     const fetchTimes = fetches.filter((f) => this.expected.has(f.key)).map((f) => f.wallMs);
     const recoveryS = this.faultWindows.map((w) => {
       const ms = recoveryMs(fetchTimes, w);
@@ -452,6 +478,7 @@ export class FaultCrawl {
       prefillUrlsPerPartition: this.options.prefillUrlsPerPartition ?? 0,
       partitions: this.options.partitions ?? 4,
       events,
+      eventsAfterFault,
       recoveryS,
     };
     this.log(`figures: ${describeFigures(figures)}`);
@@ -499,7 +526,8 @@ export class FaultCrawl {
     const extra = role === 'scheduler' ? ['--min-interval', String(this.options.minIntervalS ?? 0.05), '--no-sitemaps', '--user-agent', userAgent] : role === 'fetcher' ? ['--user-agent', userAgent] : [];
     const logFd = openSync(join(this.logDir, `${name}.log`), 'a');
     const child = spawn(process.execPath, [bin, 'run', role, '--data', dataDir, ...extra], {
-      env: { ...this.env, MEGURI_INSTANCE_ID: name, MEGURI_HTTP_PORT: String(httpPort) },
+      // Schedulers join as static members, as their StatefulSet's pods do.
+      env: { ...this.env, MEGURI_INSTANCE_ID: name, MEGURI_HTTP_PORT: String(httpPort), ...(role === 'scheduler' ? { MEGURI_STATIC_MEMBERSHIP: 'true' } : {}) },
       stdio: ['ignore', logFd, logFd],
     });
     closeSync(logFd);
@@ -569,7 +597,7 @@ export class FaultCrawl {
 
 /** Formats figures as the campaign's table (markdown). */
 export function figuresTable(rows: readonly ScenarioFigures[]): string {
-  const header = ['scenario', 'URLs per scheduler partition', 'reachable pages', 'fetched', 'lost', 'duplicate fetches (scheduler / in-flight re-fetch)', 'URLs with two `new`', 'dead letters', 'restores (records)', 'generations lost', 'recovery (s, worst)', 'completed', 'wall time'];
+  const header = ['scenario', 'URLs per scheduler partition', 'reachable pages', 'fetched', 'lost', 'duplicate fetches (scheduler / in-flight re-fetch)', 'URLs with two `new`', 'dead letters', 'after the fault: restores (records)', 'rebalances', 'generations lost', 'recovery (s, worst)', 'completed', 'wall time'];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`];
   for (const r of rows) {
     lines.push(
@@ -582,8 +610,9 @@ export function figuresTable(rows: readonly ScenarioFigures[]): string {
         `${r.schedulerDuplicates} / ${r.refetches} (≤ ${r.inFlightAtKills} in flight)`,
         String(r.urlsWithTwoNew),
         String(r.deadLetters),
-        `${r.events.restores} (${r.events.restoredRecords.toLocaleString('en-US')})`,
-        String(r.events.generationsLost),
+        `${r.eventsAfterFault.restores} (${r.eventsAfterFault.restoredRecords.toLocaleString('en-US')})`,
+        String(r.eventsAfterFault.rebalances),
+        String(r.eventsAfterFault.generationsLost),
         r.recoveryS.length === 0 ? '–' : r.recoveryS.some((x) => x === null) ? '**never**' : String(Math.max(...(r.recoveryS as number[]))),
         r.completed ? 'yes' : '**no**',
         `${(r.wallMs / 1000).toFixed(0)} s`,

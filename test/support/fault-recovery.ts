@@ -54,15 +54,20 @@ export interface LogEvents {
   readonly restoredRecords: number;
   /** Times a member found its group generation lost (every task migrated). */
   readonly generationsLost: number;
+  /** Rebalances members were told of (kafkajs: "The group is rebalancing"). */
+  readonly rebalances: number;
 }
 
-/** Counts the events in services' pino logs (one JSON object per line). */
-export function logEvents(logs: readonly string[]): LogEvents {
+/** Counts the events in services' pino logs (one JSON object per line), from `sinceMs` on. */
+export function logEvents(logs: readonly string[], sinceMs = 0): LogEvents {
   let restores = 0;
   let restoredRecords = 0;
   let generationsLost = 0;
+  let rebalances = 0;
   for (const log of logs) {
     for (const line of log.split('\n')) {
+      if (sinceMs > 0 && Number(/"time":(\d+)/.exec(line)?.[1] ?? 0) < sinceMs) continue;
+      if (line.includes('The group is rebalancing')) rebalances++;
       if (line.includes('store restored from changelog')) {
         const records = Number(/"records":(\d+)/.exec(line)?.[1] ?? 0);
         if (records > 0) restores++;
@@ -72,5 +77,5 @@ export function logEvents(logs: readonly string[]): LogEvents {
       }
     }
   }
-  return { restores, restoredRecords, generationsLost };
+  return { restores, restoredRecords, generationsLost, rebalances };
 }

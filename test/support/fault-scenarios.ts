@@ -10,8 +10,18 @@ import type { LocalBroker } from './local-broker.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-export type ScenarioName = 'no faults' | 'kill -9 random' | 'kill -9 schedulers' | 'zombie scheduler' | 'broker restart';
-export const scenarioNames: readonly ScenarioName[] = ['no faults', 'kill -9 random', 'kill -9 schedulers', 'zombie scheduler', 'broker restart'];
+export type ScenarioName =
+  | 'no faults'
+  | 'kill -9 random'
+  | 'kill -9 schedulers'
+  | 'zombie scheduler'
+  | 'scheduler pod restart'
+  | 'broker restart'
+  | 'rolling restart'
+  | 'kill -9 leader';
+export const scenarioNames: readonly ScenarioName[] = ['no faults', 'kill -9 random', 'kill -9 schedulers', 'zombie scheduler', 'scheduler pod restart', 'broker restart', 'rolling restart', 'kill -9 leader'];
+/** Scenarios that need a cluster of several brokers. */
+export const clusterScenarios: readonly ScenarioName[] = ['rolling restart', 'kill -9 leader'];
 
 export interface ScenarioSettings extends Omit<CampaignOptions, 'brokers'> {
   /** Kills in the kill -9 scenarios. */
@@ -20,8 +30,10 @@ export interface ScenarioSettings extends Omit<CampaignOptions, 'brokers'> {
   readonly completionTimeoutMs: number;
   /** How long the zombie stays stopped at least (past the session timeout). Default 25 s. */
   readonly pauseMs?: number;
-  /** How long the broker stays down. Default 10 s. */
+  /** How long the broker stays down (a restart, a killed leader). Default 10 s. */
   readonly brokerDownMs?: number;
+  /** Rounds of a rolling restart (each node in turn, back in sync before the next). Default 2. */
+  readonly rollingRounds?: number;
   /** Keep the logs of every scenario, not only of failed ones. */
   readonly keepLogs?: boolean;
 }
@@ -74,6 +86,45 @@ export async function runScenario(name: ScenarioName, broker: LocalBroker | { re
       }
     } else if (name === 'zombie scheduler') {
       zombie = await zombieScheduler(crawl, settings, left);
+    } else if (name === 'scheduler pod restart') {
+      // A pod deleted and recreated: SIGTERM (a clean stop), started again at once under the same
+      // name (the StatefulSet's pod name: the same static member) on the same volume.
+      if (await crawl.waitForProgress(1 / 3, left())) await crawl.restartGracefully(crawl.names('scheduler')[0]!);
+    } else if (name === 'rolling restart') {
+      if (!('stopNode' in broker)) throw new Error('a rolling restart needs the campaign its own cluster');
+      if (await crawl.waitForProgress(1 / 4, left())) {
+        const startedAt = Date.now();
+        for (let round = 1; round <= (settings.rollingRounds ?? 2); round++) {
+          for (const id of broker.nodeIds()) {
+            // A moving coordinator can cost the fetchers an offset commit: what they had taken by
+            // then may be fetched again, as after a broker restart (the at-least-once bound).
+            const committed = await crawl.fetcherOffsetsBeforeOutage();
+            crawl.fault(`round ${round}: broker ${id} stopped (controlled shutdown)`);
+            broker.stopNode(id);
+            await sleep(settings.brokerDownMs ?? 10_000);
+            broker.startNode(id);
+            await broker.waitInSync([], 120_000);
+            crawl.noteBrokerOutage(committed);
+            crawl.fault(`round ${round}: broker ${id} back in sync`);
+          }
+        }
+        crawl.faultWindow(startedAt);
+      }
+    } else if (name === 'kill -9 leader') {
+      if (!('kill9Node' in broker)) throw new Error('killing a leader needs the campaign its own cluster');
+      if (await crawl.waitForProgress(1 / 3, left())) {
+        const leader = await crawl.leaderOfMost('links');
+        const committed = await crawl.fetcherOffsetsBeforeOutage();
+        crawl.fault(`kill -9 broker ${leader} (leads most links partitions)`);
+        const killedAt = Date.now();
+        broker.kill9Node(leader);
+        await sleep(settings.brokerDownMs ?? 30_000);
+        broker.startNode(leader);
+        crawl.fault(`broker ${leader} started again`);
+        crawl.faultWindow(killedAt);
+        await broker.waitInSync([], 120_000);
+        crawl.noteBrokerOutage(committed);
+      }
     } else if (name === 'broker restart') {
       if (!('stop' in broker)) throw new Error('the broker restart scenario needs the campaign its own broker');
       if (await crawl.waitForProgress(1 / 3, left())) {

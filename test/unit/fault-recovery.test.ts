@@ -28,7 +28,10 @@ describe('fault recovery figures', () => {
       '{"msg":"store restored from changelog","records":100000}',
       '{"msg":"store restored from changelog","records":0}',
       '{"msg":"group generation lost: every task is migrated and restored"}',
+      '{"time":50,"msg":"The group is rebalancing, re-joining"}',
     ].join('\n');
-    assert.deepEqual(logEvents([log, '{"records":5,"msg":"store restored from changelog"}']), { restores: 2, restoredRecords: 100_005, generationsLost: 1 });
+    assert.deepEqual(logEvents([log, '{"records":5,"msg":"store restored from changelog"}']), { restores: 2, restoredRecords: 100_005, generationsLost: 1, rebalances: 1 });
+    const timed = '{"time":10,"msg":"store restored from changelog","records":7}\n{"time":30,"msg":"store restored from changelog","records":3}\n{"time":40,"msg":"The group is rebalancing"}';
+    assert.deepEqual(logEvents([timed], 20), { restores: 1, restoredRecords: 3, generationsLost: 0, rebalances: 1 });
   });
 });
