@@ -21,18 +21,18 @@ describe('fault campaign: a cluster of three brokers', { timeout: 900_000 }, () 
   });
   after(() => cluster?.destroy());
 
-  const settings = faultTestSettings({ replication: { factor: 3, minInsyncReplicas: 2 }, prefillUrlsPerPartition: 5_000 });
+  const settings = faultTestSettings({ replication: { factor: 3, minInsyncReplicas: 2 }, prefillUrlsPerPartition: 2_000 });
 
   it('completes exactly once through a rolling restart of every broker', async () => {
     if (!cluster) throw new Error('no cluster');
-    const { figures } = await runScenario('rolling restart', cluster, { ...settings, rollingRounds: 1, brokerDownMs: 3_000 });
+    const { figures } = await runScenario('rolling restart', cluster, { ...settings, rollingRounds: 1, brokerDownMs: 1_000 });
     assertPromisesKept(figures);
     assert.equal(figures.urlsWithTwoNew, 0, describeFigures(figures));
   });
 
   it('completes exactly once after the broker leading most links partitions is killed', async () => {
     if (!cluster) throw new Error('no cluster');
-    const { figures } = await runScenario('kill -9 leader', cluster, { ...settings, brokerDownMs: 10_000 });
+    const { figures } = await runScenario('kill -9 leader', cluster, { ...settings, brokerDownMs: 5_000 });
     assertPromisesKept(figures);
     assert.equal(figures.urlsWithTwoNew, 0, describeFigures(figures));
     assert.equal(figures.uncommittedRequestsFetched, 0, `no aborted request was read: ${describeFigures(figures)}`);
