@@ -178,7 +178,8 @@ export class StateManager {
     if (from >= info.high) return info.high;
     const started = Date.now();
     let count = 0;
-    for await (const chunk of s.transport.readPartition(topic, s.partition, from, info.high)) {
+    // Every offset below the end must be read before the store may be checkpointed at the end.
+    for await (const chunk of s.transport.readPartition(topic, s.partition, from, info.high, { complete: true })) {
       const ops = chunk.filter((r) => r.key !== null).map((r) => store.restoreOp(r.key!, r.value));
       const last = chunk[chunk.length - 1];
       if (last && checkpoints) ops.push(store.checkpointOp(last.offset + 1));

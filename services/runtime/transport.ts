@@ -187,8 +187,10 @@ export interface Transport {
   /** Sets a group's committed offsets (group must have no active members), e.g. to replay from a time. */
   setCommittedOffsets(groupId: string, offsets: readonly PartitionOffset[]): Promise<void>;
   /** Reads [from, to) of one partition outside any group (state restore, inspection), in order;
-   *  stops at the current end if `to` lies beyond it. */
-  readPartition(topic: string, partition: number, from: number, to: number): AsyncIterable<readonly LogRecord[]>;
+   *  stops at the current end if `to` lies beyond it — unless `complete` (a restore): then it reads
+   *  all of [from, to), waiting out an open transaction or a leader that has not caught up, and
+   *  throws if it cannot. */
+  readPartition(topic: string, partition: number, from: number, to: number, options?: { readonly complete?: boolean }): AsyncIterable<readonly LogRecord[]>;
   /**
    * Claims a transactional scope before its state is restored: on Kafka this initialises the
    * scope's transactional producer, which fences any previous owner and aborts its open transaction.

@@ -41,6 +41,9 @@ const KafkajsBatch = createRequire(import.meta.url)('kafkajs/src/consumer/batch.
   data: FetchedPartition,
 ) => { readonly messages: KafkajsMessage[]; readonly messagesWithinOffset: KafkajsMessage[] };
 
+/** How long a complete read waits without progress before it fails (a transaction times out sooner). */
+const COMPLETE_WAIT_MS = 60_000;
+
 export class DirectReader {
   private clusterPromise: Promise<DirectCluster> | undefined;
 
@@ -64,13 +67,19 @@ export class DirectReader {
    * Reads [from, to) of one partition without joining any consumer group (a restore must not cost a
    * group join per changelog, nor a rebalance of anyone): read_committed fetches from the
    * partition's leader, decoded by kafkajs's own batch code (which drops aborted records and
-   * transaction markers). Stops at the last stable offset when `to` lies beyond it.
+   * transaction markers). Stops at the last stable offset when `to` lies beyond it, unless
+   * `complete`: a restore must read every offset below `to`. A fetch that returns nothing there
+   * (an open transaction holds the stable offset below it; a leader just elected whose high
+   * watermark has not caught up) is then tried again, and the read fails after COMPLETE_WAIT_MS
+   * without progress. A restore that stopped early and checkpointed `to` left out committed state
+   * (a rolling restart showed two requests for one URL).
    */
-  async *read(topic: string, partition: number, from: number, to: number): AsyncIterable<readonly LogRecord[]> {
+  async *read(topic: string, partition: number, from: number, to: number, complete = false): AsyncIterable<readonly LogRecord[]> {
     if (from >= to) return;
     const cluster = await this.cluster();
     await cluster.addTargetTopic(topic);
     let position = from;
+    let progressAt = Date.now();
     for (let attempt = 0; position < to; ) {
       let data: FetchedPartition;
       try {
@@ -99,9 +108,18 @@ export class DirectReader {
       const within = batch.messagesWithinOffset;
       if (within.length === 0) {
         // Nothing past `position`: the end of what read_committed may see.
-        if (Number(data.lastStableOffset ?? data.highWatermark) <= position || Number(data.highWatermark) <= position) return;
+        const stuck = Number(data.lastStableOffset ?? data.highWatermark) <= position || Number(data.highWatermark) <= position;
+        if (stuck && !complete) return;
+        if (stuck && Date.now() - progressAt > COMPLETE_WAIT_MS) {
+          throw new Error(`could not read ${topic}[${partition}] to offset ${to}: stuck at ${position} for ${COMPLETE_WAIT_MS / 1000} s (high watermark ${data.highWatermark}, last stable offset ${data.lastStableOffset ?? '?'})`);
+        }
+        if (stuck) {
+          await cluster.refreshMetadata().catch(() => undefined);
+          await new Promise((r) => setTimeout(r, 200));
+        }
         continue;
       }
+      progressAt = Date.now();
       const records = batch.messages.map((m) => toLogRecord(topic, partition, m)).filter((r) => r.offset >= from && r.offset < to);
       if (records.length > 0) yield records;
       position = Number(within[within.length - 1]!.offset) + 1;

@@ -365,8 +365,8 @@ export class KafkaTransport implements Transport {
   }
 
   /** Reads [from, to) of one partition at read_committed without joining any group (direct-reader.ts). */
-  readPartition(topic: string, partition: number, from: number, to: number): AsyncIterable<readonly LogRecord[]> {
-    return this.reader.read(topic, partition, from, to);
+  readPartition(topic: string, partition: number, from: number, to: number, options: { readonly complete?: boolean } = {}): AsyncIterable<readonly LogRecord[]> {
+    return this.reader.read(topic, partition, from, to, options.complete ?? false);
   }
 
   async join(options: GroupMemberOptions): Promise<GroupMember> {
