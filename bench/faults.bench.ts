@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { LocalBroker } from '../test/support/local-broker.ts';
 import { figuresTable } from '../test/support/fault-table.ts';
-import type { ScenarioFigures } from '../test/support/fault-campaign.ts';
+import type { ScenarioFigures } from '../test/support/fault-figures.ts';
 import { clusterScenarios, runScenario, scenarioNames } from '../test/support/fault-scenarios.ts';
 import type { ScenarioName, ZombieEvidence } from '../test/support/fault-scenarios.ts';
 import { machineInfo, machineLine } from './machine.ts';

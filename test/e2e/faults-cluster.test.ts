@@ -23,10 +23,7 @@ describe('fault campaign: a cluster of three brokers', { timeout: 900_000 }, () 
 
   const settings = faultTestSettings({ replication: { factor: 3, minInsyncReplicas: 2 }, prefillUrlsPerPartition: 2_000 });
 
-  // Known open defect (issue 43): under a rolling restart the schedulers intermittently commit a
-  // second request for a few URLs (5 in a CI run from a fresh clone; 0 in the bench at 10^5 URLs).
-  // Reported by the runner as a todo with its failure, so it is seen at every run until fixed.
-  it('completes exactly once through a rolling restart of every broker', { todo: 'intermittent scheduler duplicates under a rolling restart (issue 43)' }, async () => {
+  it('completes exactly once through a rolling restart of every broker', async () => {
     if (!cluster) throw new Error('no cluster');
     const { figures } = await runScenario('rolling restart', cluster, { ...settings, rollingRounds: 1, brokerDownMs: 1_000 });
     assertPromisesKept(figures);

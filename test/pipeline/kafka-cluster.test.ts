@@ -101,8 +101,14 @@ test('3-node cluster: acks=all with a node stopped, back in sync after its resta
     assert.ok(env.stdout.split('\n').includes(`KAFKA_BROKERS=${cluster.brokers}`), env.stdout);
 
     await admin.connect();
-    const meta = await admin.describeCluster();
-    assert.deepEqual(meta.brokers.map((b) => b.nodeId).sort(), [1, 2, 3]);
+    // Every node registered; the node kafkajs asks may list a node the controller unfenced a moment
+    // after its own readiness (on a loaded machine, seconds later).
+    let registered: number[] = [];
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 500))) {
+      registered = (await admin.describeCluster()).brokers.map((b) => b.nodeId).sort();
+      if (registered.length === 3) break;
+    }
+    assert.deepEqual(registered, [1, 2, 3]);
     await admin.createTopics({
       topics: [{ topic, numPartitions: PARTITIONS, replicationFactor: 3, configEntries: [{ name: 'min.insync.replicas', value: '2' }] }],
       // kafkajs's wait for leaders gives up when a node has not heard of the topic yet; this one retries.
@@ -121,7 +127,7 @@ test('3-node cluster: acks=all with a node stopped, back in sync after its resta
     assert.equal(seenFirst.length, first.length);
     step('topic written and read with all three nodes up');
 
-    cluster.stopNode(2);
+    await cluster.stopNode(2);
     assert.equal(cluster.nodePid(2), undefined);
     const status = script(cluster.stateDir, 'status');
     assert.equal(status.status, 2, 'status exits 2 with some nodes down');
@@ -131,13 +137,13 @@ test('3-node cluster: acks=all with a node stopped, back in sync after its resta
     await sendAll(producer, topic, second);
     step('acks=all write with node 2 down');
 
-    cluster.startNode(2);
+    await cluster.startNode(2);
     assert.ok(cluster.nodePid(2), 'node 2 has a pid again');
     step('node 2 started');
     await cluster.waitInSync([topic, '__consumer_offsets']);
     step('every partition back to 3 in sync');
 
-    cluster.kill9Node(1);
+    await cluster.kill9Node(1);
     assert.equal(cluster.nodePid(1), undefined);
     step('node 1 killed');
     const third = batch('node1-killed');

@@ -4,16 +4,19 @@
  * flight in a killed fetcher, no `changes` record twice, nothing dead-lettered, no process crashed.
  */
 import assert from 'node:assert/strict';
-import type { ScenarioFigures } from './fault-campaign.ts';
+import type { ScenarioFigures } from './fault-figures.ts';
 
 export function describeFigures(f: ScenarioFigures): string {
-  const { logDir, refetched, ...rest } = f;
+  const { logDir, refetched, duplicated, ...rest } = f;
+  const twice = duplicated.slice(0, 10).map((d) => `${d.key} (${d.requests.join(', ')})`);
   const refetches = refetched.slice(0, 10).map((r) => `${r.key} at ${r.fetchedAtMs.map((t) => ((t - f.startedAtMs) / 1000).toFixed(1)).join(' & ')} s${r.inFlightAtAKill ? ' (in flight at a kill)' : ''}`);
-  return `${JSON.stringify(rest)}${refetches.length > 0 ? ` re-fetched: ${refetches.join(', ')}` : ''} (service logs: ${logDir}, kept when a promise was broken or TEST_FAULT_LOGS is set)`;
+  return `${JSON.stringify(rest)}${twice.length > 0 ? ` requested twice: ${twice.join('; ')}` : ''}${refetches.length > 0 ? ` re-fetched: ${refetches.join(', ')}` : ''} (service logs: ${logDir}, kept when a promise was broken or TEST_FAULT_LOGS is set)`;
 }
 
 export function assertPromisesKept(f: ScenarioFigures): void {
   const about = describeFigures(f);
+  // The harness first: a web that stops answering makes fetches fail, and re-requests then follow.
+  assert.ok(f.webStallMaxMs < 5_000, `the simulated web kept answering (worst stall ${f.webStallMaxMs} ms): ${about}`);
   assert.equal(f.unexpected, 0, `nothing outside the reachable, allowed pages was fetched: ${about}`);
   assert.equal(f.lost, 0, `every reachable, allowed page was fetched: ${about}`);
   assert.ok(f.completed, `the crawl completed: ${about}`);

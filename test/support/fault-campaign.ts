@@ -6,6 +6,7 @@
  * committed records. Used by test/e2e/faults-*.test.ts (small, with assertions) and
  * bench/faults.bench.ts (bench size, one table).
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
@@ -24,10 +25,10 @@ import { readCommitted } from './local-broker.ts';
 import type { CommittedRecord } from './local-broker.ts';
 import { crawlFigures } from './fault-figures.ts';
 import { describeFigures } from './fault-assertions.ts';
-import type { CrawlFigures, FetcherKill } from './fault-figures.ts';
+import type { FetcherKill, ScenarioFigures } from './fault-figures.ts';
 import { removeDir, tempDir, uniquePrefix } from './transports.ts';
 import { logEvents, recoveryMs } from './fault-recovery.ts';
-import type { FaultWindow, LogEvents } from './fault-recovery.ts';
+import type { FaultWindow } from './fault-recovery.ts';
 import { prefillSchedulerState } from './state-prefill.ts';
 import { freePort } from './ports.ts';
 
@@ -76,30 +77,6 @@ interface ServiceProcess {
   expectingExit: boolean;
 }
 
-export interface ScenarioFigures extends CrawlFigures {
-  readonly scenario: string;
-  readonly completed: boolean;
-  readonly wallMs: number;
-  /** Date.now() when the scenario started (fetch times in `refetched` are wall times). */
-  readonly startedAtMs: number;
-  /** The faults applied, in order, with the progress at which each happened. */
-  readonly faults: readonly string[];
-  /** Processes that exited on their own, with their exit code or signal. */
-  readonly crashes: readonly string[];
-  /** Dead-letter reasons, counted. */
-  readonly deadLetterReasons: Readonly<Record<string, number>>;
-  readonly logDir: string;
-  /** Known URLs per scheduler partition before the crawl (prefilled state). */
-  readonly prefillUrlsPerPartition: number;
-  readonly partitions: number;
-  /** Restores, records replayed, generations lost and rebalances, from the services' logs: the whole crawl. */
-  readonly events: LogEvents;
-  /** The same from the first fault on (the whole crawl when there was none). */
-  readonly eventsAfterFault: LogEvents;
-  /** Seconds from the end of each fault until the fetch rate was back to 90 % (null: never). */
-  readonly recoveryS: readonly (number | null)[];
-}
-
 const running = (c: ChildProcess): boolean => c.exitCode === null && c.signalCode === null;
 
 export class FaultCrawl {
@@ -118,6 +95,7 @@ export class FaultCrawl {
   private readonly expected: Set<string>;
   private readonly env: NodeJS.ProcessEnv;
   private progressTimer: NodeJS.Timeout | undefined;
+  private readonly webStall = monitorEventLoopDelay({ resolution: 20 });
   private exitHook: (() => void) | undefined;
 
   private constructor(
@@ -151,6 +129,7 @@ export class FaultCrawl {
     const logDir = options.logDir ?? tempDir('meguri-faults-');
     mkdirSync(logDir, { recursive: true });
     const crawl = new FaultCrawl(options, web, logDir);
+    crawl.webStall.enable();
     try {
       // The topics and the seeds as `meguri topics create` and `meguri seed` make them, in this process:
       // the crawl under test is the services' processes; two more CLI starts would only cost CPU.
@@ -431,8 +410,8 @@ export class FaultCrawl {
     const wallMs = Date.now() - this.startedAt;
     const t = (name: string): string => `${this.prefix}${name}`;
     const records = await readCommitted(this.options.brokers, [
-      `${t('frontier')}:/requestId,/url`,
-      `${t('pages')}:/request/requestId,/request/url`,
+      `${t('frontier')}:/requestId,/url,/reason,/attempt`,
+      `${t('pages')}:/request/requestId,/request/url,/status,/error/code`,
       `${t('changes')}:/url,/kind,/md5`,
       `${t('revisits')}:/url`,
       `${t('deadletter')}:/service,/code,/reason`,
@@ -442,10 +421,10 @@ export class FaultCrawl {
     const isRobots = (url: string): boolean => new URL(url).pathname === '/robots.txt';
     const frontier = of('frontier')
       .filter((r) => !isRobots(field(r, '/url')))
-      .map((r) => ({ partition: r.partition, offset: r.offset, requestId: field(r, '/requestId'), key: urlKey(field(r, '/url')) }));
+      .map((r) => ({ partition: r.partition, offset: r.offset, requestId: field(r, '/requestId'), key: urlKey(field(r, '/url')), about: `${field(r, '/reason')} attempt ${field(r, '/attempt')}` }));
     const pages = of('pages')
       .filter((r) => !isRobots(field(r, '/request/url')))
-      .map((r) => ({ requestId: field(r, '/request/requestId'), key: urlKey(field(r, '/request/url')) }));
+      .map((r) => ({ requestId: field(r, '/request/requestId'), key: urlKey(field(r, '/request/url')), about: `status ${field(r, '/status')}${field(r, '/error/code') ? ` ${field(r, '/error/code')}` : ''}` }));
     const changes = of('changes').map((r) => ({ key: urlKey(field(r, '/url')), kind: field(r, '/kind'), md5: field(r, '/md5') }));
     const deadLetterReasons: Record<string, number> = {};
     for (const r of of('deadletter')) {
@@ -480,6 +459,7 @@ export class FaultCrawl {
       events,
       eventsAfterFault,
       recoveryS,
+      webStallMaxMs: Math.round(this.webStall.max / 1e6),
     };
     this.log(`figures: ${describeFigures(figures)}`);
     return figures;
@@ -488,6 +468,7 @@ export class FaultCrawl {
   /** Stops every process (SIGTERM, then SIGKILL after 20 s), the admin client and the web. */
   async close(opts: { keepLogs: boolean }): Promise<void> {
     clearInterval(this.progressTimer);
+    this.webStall.disable();
     if (this.exitHook) process.off('exit', this.exitHook);
     await Promise.all(
       [...this.processes.values()].map(async (p) => {

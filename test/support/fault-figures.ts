@@ -4,6 +4,7 @@
  * `changes`, `revisits` and `deadletter` (read at read_committed by the Java client, so aborted
  * transactions never count as output). docs/reliability.md explains each figure.
  */
+import type { LogEvents } from './fault-recovery.ts';
 
 /** One page request the simulated web saw (robots.txt excluded), keyed `host/path?query`. */
 export interface SeenFetch {
@@ -17,12 +18,16 @@ export interface CommittedRequest {
   readonly offset: number;
   readonly requestId: string;
   readonly key: string;
+  /** Why and which attempt, for the logs (e.g. `new attempt 1`). */
+  readonly about?: string;
 }
 
 /** A `pages` record: which request a fetcher answered. */
 export interface AnsweredRequest {
   readonly requestId: string;
   readonly key: string;
+  /** The outcome, for the logs (e.g. `status 200`). */
+  readonly about?: string;
 }
 
 export interface CommittedChange {
@@ -79,6 +84,8 @@ export interface CrawlFigures {
   readonly urlsWithTwoNew: number;
   readonly revisits: number;
   readonly deadLetters: number;
+  /** URLs the schedulers requested more than once, each with its requests (where in `frontier`, which id; for the logs). */
+  readonly duplicated: readonly { readonly key: string; readonly requests: readonly string[] }[];
   /** URLs fetched more often than requested, each with the wall times of its fetches (for the logs). */
   readonly refetched: readonly { readonly key: string; readonly fetchedAtMs: readonly number[]; readonly inFlightAtAKill: boolean }[];
 }
@@ -104,6 +111,17 @@ export function crawlFigures(e: CrawlEvidence): CrawlFigures {
 
   let schedulerDuplicates = 0;
   for (const n of requestsByUrl.values()) schedulerDuplicates += n - 1;
+  const duplicated = [...requestsByUrl]
+    .filter(([, n]) => n > 1)
+    .map(([key]) => ({
+      key,
+      requests: [
+        ...e.frontier
+          .filter((r) => r.key === key)
+          .map((r) => `frontier/${r.partition}@${r.offset} ${r.requestId} ${r.about ?? ''}: ${e.pages.filter((p) => p.requestId === r.requestId).map((p) => p.about ?? 'answered').join(' + ') || 'no answer'}`),
+        ...[...uncommitted].filter(([, k]) => k === key).map(([id]) => `uncommitted ${id}`),
+      ],
+    }));
   let refetches = 0;
   for (const [key, n] of fetchesByUrl) refetches += Math.max(0, n - Math.max(1, requestsByUrl.get(key) ?? 0));
 
@@ -133,6 +151,7 @@ export function crawlFigures(e: CrawlEvidence): CrawlFigures {
     lost: e.expected.size - fetched,
     unexpected,
     schedulerDuplicates,
+    duplicated,
     uncommittedRequestsFetched: uncommitted.size,
     refetches,
     inFlightAtKills,
@@ -144,4 +163,33 @@ export function crawlFigures(e: CrawlEvidence): CrawlFigures {
     deadLetters: e.deadLetters,
     refetched,
   };
+}
+
+export interface ScenarioFigures extends CrawlFigures {
+  readonly scenario: string;
+  readonly completed: boolean;
+  readonly wallMs: number;
+  /** Date.now() when the scenario started (fetch times in `refetched` are wall times). */
+  readonly startedAtMs: number;
+  /** The faults applied, in order, with the progress at which each happened. */
+  readonly faults: readonly string[];
+  /** Processes that exited on their own, with their exit code or signal. */
+  readonly crashes: readonly string[];
+  /** Dead-letter reasons, counted. */
+  readonly deadLetterReasons: Readonly<Record<string, number>>;
+  readonly logDir: string;
+  /** Known URLs per scheduler partition before the crawl (prefilled state). */
+  readonly prefillUrlsPerPartition: number;
+  readonly partitions: number;
+  /** Restores, records replayed, generations lost and rebalances, from the services' logs: the whole crawl. */
+  readonly events: LogEvents;
+  /** The same from the first fault on (the whole crawl when there was none). */
+  readonly eventsAfterFault: LogEvents;
+  /** Seconds from the end of each fault until the fetch rate was back to 90 % (null: never). */
+  readonly recoveryS: readonly (number | null)[];
+  /**
+   * The longest the simulated web (in this process) could not answer, in ms: its event loop's worst
+   * delay. Beyond the fetcher's timeouts, fetches fail and the crawl rightly asks for the pages again.
+   */
+  readonly webStallMaxMs: number;
 }

@@ -5,7 +5,8 @@
  */
 import { join } from 'node:path';
 import { FaultCrawl } from './fault-campaign.ts';
-import type { CampaignOptions, ScenarioFigures } from './fault-campaign.ts';
+import type { CampaignOptions } from './fault-campaign.ts';
+import type { ScenarioFigures } from './fault-figures.ts';
 import type { LocalBroker } from './local-broker.ts';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -100,9 +101,9 @@ export async function runScenario(name: ScenarioName, broker: LocalBroker | { re
             // then may be fetched again, as after a broker restart (the at-least-once bound).
             const committed = await crawl.fetcherOffsetsBeforeOutage();
             crawl.fault(`round ${round}: broker ${id} stopped (controlled shutdown)`);
-            broker.stopNode(id);
+            await broker.stopNode(id);
             await sleep(settings.brokerDownMs ?? 10_000);
-            broker.startNode(id);
+            await broker.startNode(id);
             await broker.waitInSync([], 120_000);
             crawl.noteBrokerOutage(committed);
             crawl.fault(`round ${round}: broker ${id} back in sync`);
@@ -117,9 +118,9 @@ export async function runScenario(name: ScenarioName, broker: LocalBroker | { re
         const committed = await crawl.fetcherOffsetsBeforeOutage();
         crawl.fault(`kill -9 broker ${leader} (leads most links partitions)`);
         const killedAt = Date.now();
-        broker.kill9Node(leader);
+        await broker.kill9Node(leader);
         await sleep(settings.brokerDownMs ?? 30_000);
-        broker.startNode(leader);
+        await broker.startNode(leader);
         crawl.fault(`broker ${leader} started again`);
         crawl.faultWindow(killedAt);
         await broker.waitInSync([], 120_000);
@@ -131,9 +132,9 @@ export async function runScenario(name: ScenarioName, broker: LocalBroker | { re
         const committed = await crawl.fetcherOffsetsBeforeOutage();
         crawl.fault(`broker stopped (pid ${broker.pid() ?? '?'})`);
         const stoppedAt = Date.now();
-        broker.stop();
+        await broker.stop();
         await sleep(settings.brokerDownMs ?? 10_000);
-        broker.restart();
+        await broker.restart();
         crawl.fault(`broker started again (pid ${broker.pid() ?? '?'})`);
         crawl.faultWindow(stoppedAt);
         crawl.noteBrokerOutage(committed);

@@ -1,5 +1,5 @@
 /** The fault campaign's table (markdown), as bench:faults prints it and docs/reliability.md quotes it. */
-import type { ScenarioFigures } from './fault-campaign.ts';
+import type { ScenarioFigures } from './fault-figures.ts';
 
 export function figuresTable(rows: readonly ScenarioFigures[]): string {
   const header = ['scenario', 'URLs per scheduler partition', 'reachable pages', 'fetched', 'lost', 'duplicate fetches (scheduler / in-flight re-fetch)', 'URLs with two `new`', 'dead letters', 'after the fault: restores (records)', 'rebalances', 'generations lost', 'recovery (s, worst)', 'completed', 'wall time'];

@@ -50,7 +50,7 @@ export class LocalBroker {
     const nodes = options.nodes ?? 1;
     if (!Number.isInteger(nodes) || nodes < 1 || nodes > 9) throw new Error(`nodes must be 1 to 9, not ${nodes}`);
     const stateDir = tempDir('meguri-fault-kafka-');
-    const brokers = LocalBroker.run(stateDir, nodes === 1 ? ['start'] : ['start', '--brokers', String(nodes)]);
+    const brokers = await LocalBroker.runAsync(stateDir, nodes === 1 ? ['start'] : ['start', '--brokers', String(nodes)]);
     if (!brokers) {
       removeDir(stateDir);
       throw new Error(`the test could not start its own broker (deploy/local/kafka.sh start${nodes === 1 ? '' : ` --brokers ${nodes}`})`);
@@ -76,29 +76,33 @@ export class LocalBroker {
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   }
 
+  // Stops, starts and kills never block the event loop: a test's simulated web runs in the same
+  // process and must keep answering while a broker takes seconds to stop or to start (a frozen web
+  // makes fetches time out, and the crawl then rightly asks for those pages again).
+
   /** Stops the broker, every node of a cluster (SIGTERM to each PID, then waits for the exit): data and ports stay. */
-  stop(): void {
-    this.script(['stop'], 'kafka.sh stop');
+  async stop(): Promise<void> {
+    await this.script(['stop'], 'kafka.sh stop');
   }
 
   /** Starts it again (every stopped node of a cluster) on the same ports with the same data. */
-  restart(): void {
-    this.expectSameBrokers(LocalBroker.run(this.stateDir, ['start']));
+  async restart(): Promise<void> {
+    this.expectSameBrokers(await LocalBroker.runAsync(this.stateDir, ['start']));
   }
 
   /** Stops one node: a controlled shutdown (SIGTERM), waiting until its JVM has exited. */
-  stopNode(id: number): void {
-    this.script(['stop', '--node', String(this.checkNode(id))], `kafka.sh stop --node ${id}`);
+  async stopNode(id: number): Promise<void> {
+    await this.script(['stop', '--node', String(this.checkNode(id))], `kafka.sh stop --node ${id}`);
   }
 
   /** Starts one node again on its ports with its data, and waits until it answers. */
-  startNode(id: number): void {
-    this.expectSameBrokers(LocalBroker.run(this.stateDir, ['start', '--node', String(this.checkNode(id))]));
+  async startNode(id: number): Promise<void> {
+    this.expectSameBrokers(await LocalBroker.runAsync(this.stateDir, ['start', '--node', String(this.checkNode(id))]));
   }
 
   /** SIGKILL to one node's JVM, as a crash would: no controlled shutdown. */
-  kill9Node(id: number): void {
-    this.script(['kill', '--node', String(this.checkNode(id))], `kafka.sh kill --node ${id}`);
+  async kill9Node(id: number): Promise<void> {
+    await this.script(['kill', '--node', String(this.checkNode(id))], `kafka.sh kill --node ${id}`);
   }
 
   /** Stops the broker (every node) and deletes its state. */
@@ -174,9 +178,9 @@ export class LocalBroker {
     if (brokers !== this.brokers) throw new Error(`the broker came back on ${brokers ?? 'nothing'} instead of ${this.brokers}`);
   }
 
-  private script(args: readonly string[], what: string): void {
-    const status = spawnSync('bash', [kafkaScript, ...args], { env: this.env(), stdio: ['ignore', 'ignore', 'inherit'] });
-    if (status.status !== 0) throw new Error(`${what} failed`);
+  private async script(args: readonly string[], what: string): Promise<void> {
+    const { status } = await LocalBroker.spawnScript(this.stateDir, args);
+    if (status !== 0) throw new Error(`${what} failed`);
   }
 
   private env(): NodeJS.ProcessEnv {
@@ -188,15 +192,25 @@ export class LocalBroker {
     return { MEGURI_KAFKA_START_TIMEOUT: '180', ...process.env, MEGURI_KAFKA_STATE_DIR: stateDir, MEGURI_KAFKA_KEEP_PORTS: '1' };
   }
 
-  private static run(stateDir: string, args: readonly string[]): string | undefined {
-    const out = spawnSync('bash', [kafkaScript, ...args], {
-      env: LocalBroker.envFor(stateDir),
-      stdio: ['ignore', 'pipe', 'inherit'],
-      encoding: 'utf8',
+  /** kafka.sh in a child process, awaited without blocking: its exit status and standard output. */
+  private static spawnScript(stateDir: string, args: readonly string[]): Promise<{ status: number | null; stdout: string }> {
+    return new Promise((resolve, reject) => {
+      const child = spawn('bash', [kafkaScript, ...args], { env: LocalBroker.envFor(stateDir), stdio: ['ignore', 'pipe', 'inherit'] });
+      let stdout = '';
+      child.stdout.setEncoding('utf8');
+      child.stdout.on('data', (d: string) => (stdout += d));
+      child.once('error', reject);
+      child.once('close', (status) => resolve({ status, stdout }));
     });
-    const line = (out.stdout ?? '').split('\n').find((l) => l.startsWith('KAFKA_BROKERS='));
+  }
+
+  private static async runAsync(stateDir: string, args: readonly string[]): Promise<string | undefined> {
+    const out = await LocalBroker.spawnScript(stateDir, args);
+    const line = out.stdout.split('\n').find((l) => l.startsWith('KAFKA_BROKERS='));
     return out.status === 0 && line ? line.slice('KAFKA_BROKERS='.length).trim() : undefined;
   }
+
+
 }
 
 export interface CommittedRecord {
