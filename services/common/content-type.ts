@@ -9,9 +9,14 @@ const TEXT_TYPES: ReadonlyMap<string, TextKind> = new Map([
   ['text/plain', 'text'],
   ['application/xml', 'xml'],
   ['text/xml', 'xml'],
+  // RSS 1.0 is registered as RDF; the rest of the XML family arrives through the +xml suffix.
+  ['application/rdf+xml', 'xml'],
   ['application/rss+xml', 'xml'],
   ['application/atom+xml', 'xml'],
 ]);
+
+/** A structured syntax suffix of XML (RFC 6839 §4.1): `application/rdf+xml`, `application/x-rss+xml`, `text/vnd.foo+xml`. */
+const XML_SUFFIX = /^[a-z0-9!#$&^_.-]+\/[a-z0-9!#$&^_.+-]+\+xml$/;
 
 export interface ParsedContentType {
   /** Lower-case `type/subtype`, parameters dropped. */
@@ -36,9 +41,13 @@ export function parseContentType(value: string | undefined): ParsedContentType |
   return out;
 }
 
-/** The text kind of a content type, or undefined for types whose body is not kept. */
+/**
+ * The text kind of a content type's essence (lower-case, parameters dropped: parseContentType), or
+ * undefined for types whose body is not kept. Any `+xml` type is XML (RFC 6839), except XHTML,
+ * which is read as HTML.
+ */
 export function textKindOf(essence: string): TextKind | undefined {
-  return TEXT_TYPES.get(essence);
+  return TEXT_TYPES.get(essence) ?? (XML_SUFFIX.test(essence) ? 'xml' : undefined);
 }
 
 /** Bytes of decoded body inspected by looksBinary (the fetcher's check, and the reader's for a body kept compressed). */

@@ -70,6 +70,9 @@ export function pageText(page: Pick<PageRecord, 'body' | 'bodyEncoding' | 'heade
   if (body === undefined) return undefined;
   if (page.bodyEncoding === 'UTF-8') return decodeText(body, 'UTF-8');
   const ct = parseContentType(page.headers['content-type']);
-  const kind = ct === undefined ? defaultKind(page.request.reason) : (textKindOf(ct.essence) ?? defaultKind(page.request.reason));
+  const reason = page.request.reason;
+  // A sitemap or feed is read as XML whatever it was served as (text/html, text/plain, a +xml
+  // type): its declaration, else the header's charset, else UTF-8; what it is, its root element decides.
+  const kind = reason === 'sitemap' || reason === 'feed' ? 'xml' : ct === undefined ? defaultKind(reason) : (textKindOf(ct.essence) ?? defaultKind(reason));
   return decodeText(body, sniffEncoding(body, kind, ct?.charset));
 }

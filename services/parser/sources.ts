@@ -24,6 +24,7 @@ import { hostOf, siteOf, type NormalizeOptions } from '../common/url.ts';
 import { parseSitemap } from './sitemap.ts';
 import { parseFeed } from './feed.ts';
 import { pageText } from './charset.ts';
+import { documentRootKind } from './document-root.ts';
 
 /** Item id hashes carried on a feed outcome at most (the newest ones, as the feed lists them). */
 export const MAX_ITEM_IDS = 500;
@@ -42,39 +43,63 @@ export function itemIdHash(id: string): string {
   return md5Hex(id).slice(0, 8);
 }
 
+type Summary = NonNullable<OutcomeLink['document']>;
+type Read = { summary: Summary; entries: Entry[] } | { error: { code: string; message: string } };
+
+function readFeed(body: string, page: PageRecord, opts: NormalizeOptions, latest: number): Read {
+  const feed = parseFeed(body, page.finalUrl, opts);
+  if (feed.error !== undefined) return { error: feed.error };
+  const summary: Summary = { kind: 'feed', entries: feed.items.length, itemIds: feed.items.slice(0, MAX_ITEM_IDS).map((i) => itemIdHash(i.id)) };
+  if (feed.format !== undefined) summary.format = feed.format;
+  if (feed.ttlMs !== undefined) summary.ttlMs = Math.round(feed.ttlMs);
+  if (feed.invalidLinks > 0) summary.invalid = feed.invalidLinks;
+  const entries = feed.items.map((item): Entry => (item.date !== undefined && item.date <= latest ? { url: item.url, lastmod: item.date } : { url: item.url }));
+  return { summary, entries };
+}
+
+function readSitemap(body: string, page: PageRecord, opts: NormalizeOptions, latest: number): Read {
+  const map = parseSitemap(body, page.finalUrl, { ...opts, truncated: page.bodyTruncated });
+  if (map.error !== undefined) return { error: map.error };
+  const summary: Summary = { kind: 'sitemap', entries: map.urls.length + map.sitemaps.length };
+  if (map.kind !== undefined) summary.format = map.kind;
+  if (map.invalid > 0) summary.invalid = map.invalid;
+  if (map.foreign > 0) summary.foreign = map.foreign;
+  if (map.limit !== undefined) summary.limit = map.limit;
+  const entries: Entry[] = [];
+  for (const u of map.urls) {
+    const e: Entry = { url: u.url };
+    if (u.lastmod !== undefined && u.lastmod <= latest) e.lastmod = u.lastmod;
+    if (u.priority !== undefined) e.priority = u.priority;
+    if (u.changefreq !== undefined) e.changefreq = u.changefreq;
+    entries.push(e);
+  }
+  for (const s of map.sitemaps) entries.push(s.lastmod !== undefined && s.lastmod <= latest ? { url: s.url, lastmod: s.lastmod, sitemap: true } : { url: s.url, sitemap: true });
+  return { summary, entries };
+}
+
+/**
+ * How a fetched source is read: by its root element (a URL asked for as a feed that answers with a
+ * urlset or sitemapindex is read as a sitemap; a sitemap URL answering with a feed is read as one by
+ * parseSitemap), whatever its Content-Type. A feed read as a sitemap keeps kind `feed`, with its
+ * URLs as the item ids, so the feed's schedule still sees new entries.
+ */
+function readSource(body: string, page: PageRecord, opts: NormalizeOptions, latest: number): Read {
+  if (page.request.reason !== 'feed') return readSitemap(body, page, opts, latest);
+  if (documentRootKind(body) !== 'sitemap') return readFeed(body, page, opts, latest);
+  const read = readSitemap(body, page, opts, latest);
+  if ('error' in read) return read;
+  read.summary.kind = 'feed';
+  read.summary.itemIds = read.entries.slice(0, MAX_ITEM_IDS).map((e) => itemIdHash(e.url));
+  return read;
+}
+
 export function sourceRecords(page: PageRecord, outcome: OutcomeLink, opts: NormalizeOptions): { outcome: OutcomeLink; links: DiscoveredLink[] } {
   const req = page.request;
   const body = pageText(page)?.text ?? '';
   outcome.md5 = md5Hex(body);
-  const latest = page.fetchedAt + FUTURE_SLACK_MS;
-  const entries: Entry[] = [];
-  let summary: NonNullable<OutcomeLink['document']>;
-
-  if (req.reason === 'feed') {
-    const feed = parseFeed(body, page.finalUrl, opts);
-    if (feed.error !== undefined) return failed(outcome, feed.error);
-    summary = { kind: 'feed', entries: feed.items.length, itemIds: feed.items.slice(0, MAX_ITEM_IDS).map((i) => itemIdHash(i.id)) };
-    if (feed.format !== undefined) summary.format = feed.format;
-    if (feed.ttlMs !== undefined) summary.ttlMs = Math.round(feed.ttlMs);
-    if (feed.invalidLinks > 0) summary.invalid = feed.invalidLinks;
-    for (const item of feed.items) entries.push(item.date !== undefined && item.date <= latest ? { url: item.url, lastmod: item.date } : { url: item.url });
-  } else {
-    const map = parseSitemap(body, page.finalUrl, { ...opts, truncated: page.bodyTruncated });
-    if (map.error !== undefined) return failed(outcome, map.error);
-    summary = { kind: 'sitemap', entries: map.urls.length + map.sitemaps.length };
-    if (map.kind !== undefined) summary.format = map.kind;
-    if (map.invalid > 0) summary.invalid = map.invalid;
-    if (map.foreign > 0) summary.foreign = map.foreign;
-    if (map.limit !== undefined) summary.limit = map.limit;
-    for (const u of map.urls) {
-      const e: Entry = { url: u.url };
-      if (u.lastmod !== undefined && u.lastmod <= latest) e.lastmod = u.lastmod;
-      if (u.priority !== undefined) e.priority = u.priority;
-      if (u.changefreq !== undefined) e.changefreq = u.changefreq;
-      entries.push(e);
-    }
-    for (const s of map.sitemaps) entries.push(s.lastmod !== undefined && s.lastmod <= latest ? { url: s.url, lastmod: s.lastmod, sitemap: true } : { url: s.url, sitemap: true });
-  }
+  const read = readSource(body, page, opts, page.fetchedAt + FUTURE_SLACK_MS);
+  if ('error' in read) return failed(outcome, read.error);
+  const { summary, entries } = read;
 
   let newest: number | undefined;
   let oldest: number | undefined;
