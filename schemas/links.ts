@@ -4,6 +4,14 @@ import { fetchReason, redirectHop, MAX_REDIRECT_HOPS } from './frontier.ts';
 
 /** Out-links listed on an outcome at most (a page with more still sends every link). */
 export const MAX_OUT_LINKS = 2000;
+/** Characters of out-link URLs listed on an outcome at most: a page whose followed links are longer in all lists none (its links are still sent). */
+export const OUT_LINKS_CHARS = 256 * 1024;
+/**
+ * Bytes (UTF-8) of a robots.txt body an outcome carries at most: RFC 9309 §2.5 asks a crawler to
+ * parse at least 500 KiB and lets it ignore the rest. The parser cuts a longer body at the last line
+ * break within the limit, so no rule is cut in half.
+ */
+export const ROBOTS_BODY_BYTES = 512_000;
 
 /** What a URL is re-read as on a schedule of its own (docs/feeds.md): a sitemap, a feed or a daily page. */
 export const sourceKind = z.enum(['sitemap', 'feed', 'daily']);
@@ -117,7 +125,13 @@ export const outcomeLink = z.object({
   location: httpUrl.optional().describe('For result=redirect: the resolved target (also sent as a discovered link).'),
   serverIp: z.string().max(64).optional(),
   robots: z
-    .object({ status: z.number().int(), body: z.string().optional(), errorCode: errorCode.optional() })
+    .object({
+      status: z.number().int(),
+      body: z.string().max(ROBOTS_BODY_BYTES).optional().describe(`The decoded body, at most its first ${ROBOTS_BODY_BYTES} bytes (UTF-8), cut at a line break.`),
+      truncated: z.boolean().optional().describe('The body was longer than `body`: the rest was not sent and its rules do not apply.'),
+      bodyBytes: z.number().int().nonnegative().optional().describe('With `truncated`: bytes (UTF-8) of the whole decoded body.'),
+      errorCode: errorCode.optional(),
+    })
     .optional()
     .describe('For reason=robots: the robots.txt response the scheduler parses.'),
   page: recordPointer.optional().describe('Where the fetched content is in `pages`.'),

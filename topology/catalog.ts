@@ -1,11 +1,12 @@
 /**
  * The crawler's topic catalog for the stream runtime: schemas from schemas/, topic settings from the
- * topology, and how a record that is too large for its topic may shrink (a page loses the end of its
- * body). The runtime knows no crawler topic; the CLI and tests pass this in.
+ * topology, and how a record that is too large for its topic may shrink or split (a page loses the
+ * end of its body; a `links` bundle splits, an outcome sheds what it can: links-bounds.ts). The runtime knows no crawler topic; the CLI and tests pass this in.
  */
 import type { z } from 'zod';
 import { topicSchemas, topicCodecs, encodedPageSize, SCHEMA_VERSION } from '../schemas/index.ts';
-import type { PageRecord } from '../schemas/index.ts';
+import type { LinksRecord, PageRecord } from '../schemas/index.ts';
+import { fitLinksRecord } from './links-bounds.ts';
 import type { ValueCodec } from '../services/runtime/catalog.ts';
 import { changelogSpec, kafkaTopicConfig, topicSpec } from './index.ts';
 
@@ -34,4 +35,5 @@ export const crawlCatalog = {
   codec: (logical: string): ValueCodec | undefined => (topicCodecs as Record<string, ValueCodec | undefined>)[logical],
   deadletterVersion: SCHEMA_VERSION,
   shrink: (logical: string, value: unknown, maxBytes: number, reason: string): unknown => (logical === 'pages' ? shrinkPage(value as PageRecord, maxBytes, reason) : undefined),
+  split: (logical: string, value: unknown, maxBytes: number): readonly unknown[] | undefined => (logical === 'links' ? fitLinksRecord(value as LinksRecord, maxBytes) : undefined),
 };

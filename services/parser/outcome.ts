@@ -7,8 +7,8 @@
  *   2xx: HTML → ok, else → not-html            other 3xx (redirect not followed) → redirect
  *   404, 410 → gone                            other 4xx → client-error
  *   5xx → server-error                         anything else (1xx, ≥ 600) → error
- * For reason=robots a 2xx is `ok` whatever its content type; the robots.txt status and body are
- * handed back in `outcome.robots` and nothing is parsed as HTML. For reason=sitemap/feed a 2xx is
+ * For reason=robots a 2xx is `ok` whatever its content type; the robots.txt status and body (its
+ * first 500 KiB, robots-body.ts) are handed back in `outcome.robots` and nothing is parsed as HTML. For reason=sitemap/feed a 2xx is
  * `ok` too and the body is read as a sitemap or a feed (sources.ts): its entries become discovered
  * links, and a document that cannot be read turns the outcome into an `error` with its code.
  *
@@ -18,7 +18,8 @@
  * Link rules:
  *   - links are only emitted for `ok` HTML pages without a nofollow from `<meta name=robots>`
  *     (or the bot token) or from `X-Robots-Tag`; per-link rel nofollow/ugc/sponsored are skipped;
- *   - `outDegree` is the number of emitted links;
+ *   - `outDegree` is the number of emitted links; `outLinks` lists them unless they are more than
+ *     MAX_OUT_LINKS or longer than OUT_LINKS_CHARS in all (the outcome stays small whatever the page);
  *   - `depth` = request.depth + 1;
  *   - `cgiHops` counts consecutive hops out of dynamic pages (isDynamicUrl of the page's final URL):
  *     a link found on a dynamic page gets request.cgiHops + 1, one found on a static page gets 0.
@@ -40,7 +41,7 @@
  */
 import type { PageRecord } from '../../schemas/pages.ts';
 import type { DiscoveredLink, OutcomeLink } from '../../schemas/links.ts';
-import { MAX_OUT_LINKS } from '../../schemas/links.ts';
+import { MAX_OUT_LINKS, OUT_LINKS_CHARS } from '../../schemas/links.ts';
 import { MAX_REDIRECT_HOPS } from '../../schemas/frontier.ts';
 import type { RedirectHop } from '../../schemas/frontier.ts';
 import { SCHEMA_VERSION } from '../../schemas/common.ts';
@@ -50,6 +51,7 @@ import { md5Hex, simhash } from '../common/fingerprint.ts';
 import { hostOf, isDynamicUrl, normalizeUrl, sameAuthority, siteOf } from '../common/url.ts';
 import { pageLanguage } from './language.ts';
 import { sourceRecords } from './sources.ts';
+import { robotsBody } from '../common/robots-body.ts';
 
 export interface RecordPointer {
   topic: string;
@@ -209,7 +211,14 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
 
   if (req.reason === 'robots') {
     const robots: NonNullable<OutcomeLink['robots']> = { status: page.status };
-    if (result === 'ok' && page.body !== undefined) robots.body = pageText(page)?.text ?? '';
+    if (result === 'ok' && page.body !== undefined) {
+      const cut = robotsBody(pageText(page)?.text ?? '');
+      robots.body = cut.body;
+      if (cut.truncated) {
+        robots.truncated = true;
+        robots.bodyBytes = cut.bytes;
+      }
+    }
     if (page.error !== undefined) robots.errorCode = page.error.code;
     outcome.robots = robots;
     return { outcome, links: [] };
@@ -264,7 +273,11 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
   const outDegree = targets.length;
   outcome.outDegree = outDegree;
   if (outDegree === 0) return { outcome, links: [], extracted: ex };
-  if (outDegree <= MAX_OUT_LINKS) outcome.outLinks = targets.map((t) => t.url);
+  if (outDegree <= MAX_OUT_LINKS) {
+    let chars = 0;
+    for (const t of targets) chars += t.url.length;
+    if (chars <= OUT_LINKS_CHARS) outcome.outLinks = targets.map((t) => t.url);
+  }
 
   const depth = req.depth + 1;
   const cgiHops = isDynamicUrl(page.finalUrl) ? req.cgiHops + 1 : 0;

@@ -37,6 +37,13 @@ export interface TopicCatalog {
    * dead-lettered with the reason).
    */
   shrink?(logical: string, value: unknown, maxBytes: number, reason: string): unknown;
+  /**
+   * Makes an output fit `maxBytes` (its value's encoded size) as several records, or as one
+   * smaller one, that together say what it said (a bundle of links split in halves): returns the
+   * values, sent in order under the record's key, or undefined when it cannot (then `shrink` is
+   * tried, else the record is dead-lettered).
+   */
+  split?(logical: string, value: unknown, maxBytes: number): readonly unknown[] | undefined;
 }
 
 /** Kafka's default `max.message.bytes` (1 MiB plus the record-batch overhead). */

@@ -1,9 +1,10 @@
 /**
  * The one path from a processor's emit to an OutRecord: the topic must be declared, the value is
  * serialised once, and the record is checked against its topic's maximum message size before it is
- * ever sent. A record that does not fit is shrunk when its topic allows it (a page loses the end of
- * its body and says why), otherwise it becomes a dead letter with the reason — so one oversized
- * output can never keep a partition resending forever.
+ * ever sent. A record that does not fit is split or shrunk when its topic allows it (a bundle of
+ * links becomes smaller bundles, a page loses the end of its body and says why), otherwise it
+ * becomes a dead letter with the reason — so one oversized output can never keep a partition
+ * resending forever.
  */
 import type { Logger } from './logger.ts';
 import type { ServiceMetrics } from './metrics.ts';
@@ -59,34 +60,56 @@ export class OutputEmitter {
       throw new ServiceDefinitionError('MEGURI_ERR_UNDECLARED_TOPIC', `${s.service} may not emit to "${topic}"; declared outputs: ${[...this.allowed].join(', ')}`);
     }
     const codec = s.catalog.codec?.(topic);
-    let encoded = value instanceof EncodedValue ? value.bytes : encodeWith(codec, value);
+    const encoded = value instanceof EncodedValue ? value.bytes : encodeWith(codec, value);
     const max = this.maxBytesOf(topic);
-    let size = recordSize(key, encoded, options.headers);
-    if (size > max) {
-      const reason = `${size}-byte record exceeds the ${max}-byte max.message.bytes of topic ${s.physical(topic)}`;
-      // Shrinking works on the value: an encoded one is decoded first (rare: records past the limit).
-      const plain = value instanceof EncodedValue ? (codec !== undefined ? codec.decode(value.bytes) : (JSON.parse(value.bytes.toString('utf8')) as unknown)) : value;
-      const smaller = s.catalog.shrink?.(topic, plain, max - (size - encoded.length) - 1024, reason);
-      if (smaller !== undefined) {
-        encoded = encodeWith(codec, smaller);
-        size = recordSize(key, encoded, options.headers);
-      }
-      if (size > max) {
-        this.deadLetter(sink, origin ?? { topic: s.physical(topic), partition: options.partition ?? 0, offset: -1, timestamp: s.now() }, key, encoded, 'MEGURI_ERR_RECORD_TOO_LARGE', `output to ${topic} not sent: ${reason}`);
-        return;
-      }
-      s.metrics.truncatedOutputs.inc({ topic });
-      s.logger.warn({ topic, key, bytes: size, maxBytes: max }, 'output shrunk to fit its topic');
+    const size = recordSize(key, encoded, options.headers);
+    if (size <= max) {
+      sink.push(this.outRecord(topic, key, encoded, options));
+      return;
     }
-    sink.push({
+    const reason = `${size}-byte record exceeds the ${max}-byte max.message.bytes of topic ${s.physical(topic)}`;
+    const fitted = this.fit(topic, key, value, encoded, options, max, reason);
+    if (fitted === undefined) {
+      this.deadLetter(sink, origin ?? { topic: s.physical(topic), partition: options.partition ?? 0, offset: -1, timestamp: s.now() }, key, encoded, 'MEGURI_ERR_RECORD_TOO_LARGE', `output to ${topic} not sent: ${reason}`);
+      return;
+    }
+    for (const bytes of fitted) sink.push(this.outRecord(topic, key, bytes, options));
+    s.metrics.truncatedOutputs.inc({ topic });
+    s.logger.warn({ topic, key, bytes: size, maxBytes: max, records: fitted.length }, fitted.length > 1 ? 'output split to fit its topic' : 'output shrunk to fit its topic');
+  }
+
+  /**
+   * An output too large for its topic as values that fit: split by the catalog (several records,
+   * or one smaller), else shrunk (one smaller record); undefined when neither fits.
+   */
+  private fit(topic: string, key: string | null, value: unknown, encoded: Buffer, options: EmitOptions, max: number, reason: string): Buffer[] | undefined {
+    const s = this.settings;
+    const codec = s.catalog.codec?.(topic);
+    const overhead = recordSize(key, encoded, options.headers) - encoded.length;
+    // Splitting and shrinking work on the value: an encoded one is decoded first (rare: records past the limit).
+    const plain = value instanceof EncodedValue ? (codec !== undefined ? codec.decode(value.bytes) : (JSON.parse(value.bytes.toString('utf8')) as unknown)) : value;
+    const fits = (values: readonly unknown[] | undefined): Buffer[] | undefined => {
+      if (values === undefined || values.length === 0) return undefined;
+      const out = values.map((v) => encodeWith(codec, v));
+      return out.every((b) => recordSize(key, b, options.headers) <= max) ? out : undefined;
+    };
+    const split = fits(s.catalog.split?.(topic, plain, max - overhead));
+    if (split !== undefined) return split;
+    const smaller = s.catalog.shrink?.(topic, plain, max - overhead - 1024, reason);
+    return smaller === undefined ? undefined : fits([smaller]);
+  }
+
+  private outRecord(topic: string, key: string | null, value: Buffer, options: EmitOptions): OutRecord {
+    const s = this.settings;
+    return {
       topic: s.physical(topic),
       key,
-      value: encoded,
+      value,
       ...(options.partition !== undefined ? { partition: options.partition } : {}),
       timestamp: options.timestamp ?? s.now(),
       ...(options.headers ? { headers: options.headers } : {}),
       conforms: true,
-    });
+    };
   }
 
   /** Adds a dead letter for `raw` (a consumed record's value or an output that could not be sent). */

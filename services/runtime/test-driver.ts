@@ -260,7 +260,7 @@ export class TestDriver<In, R extends TopicRecordMap = TopicRecordMap> {
   private async runRecords(batch: readonly LogRecord[]): Promise<void> {
     const schema = this.options.catalog.schema(batch[0]!.topic);
     for (const record of batch) {
-      const v = validateInput<In>(schema, record);
+      const v = validateInput<In>(schema, record, this.options.catalog.codec?.(record.topic));
       if (!v.ok) {
         this.emitter.deadLetter(this.pending, record, record.key, record.value, v.code, v.reason);
         await this.commit();
@@ -472,7 +472,9 @@ export class TestDriver<In, R extends TopicRecordMap = TopicRecordMap> {
     const offset = this.offsets.get(topic) ?? 0;
     this.offsets.set(topic, offset + 1);
     const raw = input.value;
-    const value = raw === null ? null : Buffer.isBuffer(raw) ? raw : Buffer.from(JSON.stringify(raw), 'utf8');
+    // As the topic carries it: through the topic's codec (a page's framed header and body bytes), else UTF-8 JSON.
+    const codec = this.options.catalog.codec?.(topic);
+    const value = raw === null ? null : Buffer.isBuffer(raw) ? raw : codec !== undefined ? codec.encode(raw) : Buffer.from(JSON.stringify(raw), 'utf8');
     return { topic, partition: this.partition, offset, key: input.key ?? null, value, timestamp: input.timestamp ?? this.clock.now(), headers: input.headers ?? {} };
   }
 
@@ -481,7 +483,7 @@ export class TestDriver<In, R extends TopicRecordMap = TopicRecordMap> {
     const schema = this.options.catalog.schema(records[0]!.topic);
     const valid: InputRecord<In>[] = [];
     for (const record of records) {
-      const r = validateInput<In>(schema, record);
+      const r = validateInput<In>(schema, record, this.options.catalog.codec?.(record.topic));
       if (r.ok) valid.push(r.input);
       else this.emitter.deadLetter(this.pending, record, record.key, record.value, r.code, r.reason);
     }

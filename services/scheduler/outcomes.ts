@@ -7,7 +7,7 @@
  */
 import type { ProcessorContext } from '../runtime/index.ts';
 import type { OutcomeLink } from '../../schemas/index.ts';
-import { forAgent, fromJSON, rulesForFetchResult, toJSON } from './robots/index.ts';
+import { boundRules, forAgent, fromJSON, rulesForFetchResult, toJSON } from './robots/index.ts';
 import { countAtDepth, encodeOutLinks, outLinksKey, packMd5, queueKey, roundScore, takeInFlight } from './state.ts';
 import type { HostState, UrlState } from './state.ts';
 import { hammingDistance } from '../common/fingerprint.ts';
@@ -112,12 +112,15 @@ function applyRobots(p: Partition, host: string, state: HostState, outcome: Outc
     unreachableSinceMs: state.robotsUnreachableSince ?? null,
     parseOptions: { agent: agentFor(p, host) },
   });
-  state.robots = toJSON(decision.rules);
+  // The parser sent the first 500 KiB of a longer file: its rules apply, the rest was ignored.
+  if (robots?.truncated === true) decision.rules.truncated = true;
+  const rules = boundRules(decision.rules, agentFor(p, host));
+  state.robots = toJSON(rules);
   state.robotsUnreachableSince = decision.unreachableSinceMs;
   state.robotsParked = decision.outcome === 'unreachable';
   state.robotsDueAt = now + Math.min(decision.recheckAfterMs, p.options.robotsRecheckMs);
   const agent = agentFor(p, host);
-  const matcher = forAgent(decision.rules, agent);
+  const matcher = forAgent(rules, agent);
   state.crawlDelayMs = matcher.crawlDelay !== undefined ? Math.round(matcher.crawlDelay * 1000) : undefined;
   p.matchers.set(host, { agent, matcher });
 }

@@ -8,5 +8,6 @@ export type { AgentMatcher } from './match.ts';
 export { DEFAULT_POLICY, allowAllRules, disallowAllRules, rulesForFetchResult } from './policy.ts';
 export type { RobotsFetchDecision, RobotsFetchOutcome, RobotsFetchResult, RobotsPolicyOptions } from './policy.ts';
 export { fromJSON, toJSON } from './serialize.ts';
+export { STORED_RULES_BYTES, boundRules } from './bound.ts';
 export { describeRule, explain } from './explain.ts';
 export type { ExplainEntry } from './explain.ts';

@@ -105,7 +105,8 @@ function isRobotsTxt(path: string): boolean {
   return path.startsWith('/robots.txt') && (path.length === 11 || path.charCodeAt(11) === 63 /* ? */);
 }
 
-function selectGroups(rules: RobotsRules, token: string): { label: string | null; groups: RobotsGroup[] } {
+/** The groups that apply to a product token (its own, else `*`), and the label rules report. */
+export function selectGroups(rules: RobotsRules, token: string): { label: string | null; groups: RobotsGroup[] } {
   if (token !== '*') {
     const own = rules.groups.filter((g) => g.agents.includes(token));
     if (own.length > 0) return { label: token, groups: own };
