@@ -15,6 +15,7 @@ import type { TransportKind } from './transports.ts';
 import { assertFetchedExactlyOnce, assertPolite, resolveEntries } from './crawl-check.ts';
 
 const MIN_INTERVAL_MS = 50;
+const PER_IP = 8;
 
 export function crawlLoopTests(kind: TransportKind): void {
   describe(`crawl loop on ${kind}`, { timeout: 300_000 }, () => {
@@ -33,8 +34,11 @@ export function crawlLoopTests(kind: TransportKind): void {
           ...(kind === 'kafka' ? { kafkaBrokers: kafkaBrokers(), topicPrefix: prefix } : {}),
           partitions: 4,
           untilIdle: true,
-          scheduler: { minIntervalMs: MIN_INTERVAL_MS, maxDepth: 15, userAgent: 'meguri' },
-          fetcher: { resolver: createResolver({ mode: 'static', resolve: resolveEntries(web) }), userAgent: 'meguri/0.1 (+http://meguri.invalid/bot)' },
+          // Every simulated host is served from 127.0.0.1, so the per-IP cap (2 by default, its own
+          // test is per-ip-cap.test.ts) would hold the whole web to two requests in flight: here it
+          // is raised so that the per-host rules are what paces each host.
+          scheduler: { minIntervalMs: MIN_INTERVAL_MS, maxDepth: 15, userAgent: 'meguri', politeness: { maxPerIp: PER_IP } },
+          fetcher: { resolver: createResolver({ mode: 'static', resolve: resolveEntries(web) }), userAgent: 'meguri/0.1 (+http://meguri.invalid/bot)', perIpConcurrency: PER_IP },
         });
         const plan = web.expectedFetchSet({ seeds: web.homeUrls(), maxDepth: 15, userAgent: 'meguri' });
         assert.ok(plan.urls.size > 1500, `a sizeable web (${plan.urls.size} pages)`);
