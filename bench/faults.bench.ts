@@ -85,6 +85,13 @@ async function main(): Promise<void> {
   };
   const started = new Date();
   const broker = await LocalBroker.start({ nodes });
+  // The brokers are daemons of kafka.sh: an interrupted bench must not leave them running.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      broker.destroy();
+      process.exit(130);
+    });
+  }
   const rows: ScenarioFigures[] = [];
   const zombies: ZombieEvidence[] = [];
   try {
