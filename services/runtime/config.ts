@@ -1,7 +1,7 @@
 /**
  * The runtime's configuration: one strict zod schema, each field with its environment variable,
  * unit in its name and default. Bad values fail at start with the field named — never a silent
- * fallback. `describeConfig()` feeds the README's configuration table.
+ * fallback. `describeConfig()` feeds the configuration table of docs/configuration.md.
  */
 import { z } from 'zod';
 import { hostname } from 'node:os';

@@ -2,7 +2,7 @@
 // out of start order — as the scheduler's concurrent partition tasks do on `changes` — so the
 // broker's list of aborted transactions is not sorted by first offset. Every way meguri reads Kafka
 // (a service's group member, readPartition for restores and replay, `meguri tail`) and the
-// subscriber example in the README must deliver exactly the committed records, in order.
+// subscriber example in docs/topics.md must deliver exactly the committed records, in order.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -100,12 +100,12 @@ async function writeInterleaved(producers: Producer[], topic: string, seed: numb
   return { written, abortOrder };
 }
 
-/** Runs the README's change-feed subscriber, pointed at the test topic, until it prints `last`. */
+/** Runs the change-feed subscriber of docs/topics.md, pointed at the test topic, until it prints `last`. */
 async function runReadmeSubscriber(brokers: string[], topic: string, group: string, last: string): Promise<string[]> {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const readme = readFileSync(join(root, 'docs', 'topics.md'), 'utf8');
   const blocks = [...readme.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!);
   const example = blocks.find((b) => b.includes("topics: ['changes']"));
-  assert.ok(example, 'the README has a kafkajs subscriber example for `changes`');
+  assert.ok(example, 'docs/topics.md has a kafkajs subscriber example for `changes`');
   const code = example
     .replace("['localhost:9092']", JSON.stringify(brokers))
     .replace("topics: ['changes']", `topics: [${JSON.stringify(topic)}]`)
@@ -123,8 +123,8 @@ async function runReadmeSubscriber(brokers: string[], topic: string, group: stri
   });
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   try {
-    await waitFor(`the README subscriber to print ${last} (stderr: ${stderr.slice(-2000)})`, () => lines.some((l) => l.includes(last)) || child.exitCode !== null, 60_000);
-    assert.equal(child.exitCode, null, `the README subscriber exited early: ${stderr.slice(-2000)}`);
+    await waitFor(`the docs' subscriber to print ${last} (stderr: ${stderr.slice(-2000)})`, () => lines.some((l) => l.includes(last)) || child.exitCode !== null, 60_000);
+    assert.equal(child.exitCode, null, `the docs' subscriber exited early: ${stderr.slice(-2000)}`);
     return lines;
   } finally {
     child.kill('SIGKILL');
@@ -211,7 +211,7 @@ describe('aborted transactions are never read (real broker)', { timeout: 240_000
     assert.deepEqual(ids(lines), ids(expected));
   });
 
-  it("the README's subscriber example prints only committed records", async () => {
+  it("the subscriber example of docs/topics.md prints only committed records", async () => {
     const lastId = ids([expected.at(-1)!])[0]!;
     const lines = await runReadmeSubscriber(brokers, topic, `${prefix}readme`, `/${lastId} `);
     // kafkajs logs to stdout too; the example's own lines start with the change kind.
