@@ -1,6 +1,7 @@
 /**
  * `meguri stats hosts`: the per-host politeness and load report of seed 004 (load index L_i,
- * theoretical access interval 1/L_i, mean/max fetch time, R_i, overloaded), read from the
+ * theoretical access interval 1/L_i, mean/max fetch time, R_i, overloaded) and the new URLs each
+ * host lost to a URL template's budget or trap verdict (undone by a host rule), read from the
  * scheduler's state stores in a data directory (an embedded crawl's log, or a scheduler pod's volume).
  * The stores are opened read-only in effect; a running process holding them makes this fail clearly.
  */
@@ -21,6 +22,8 @@ export interface HostRow extends LoadRow {
   partition: number;
   fetched: number;
   queued: number;
+  /** new URLs skipped by a URL template's budget or trap verdict (a host rule's judgeTraps: false undoes a verdict) */
+  templateSkipped: number;
   /** seconds until the host may be asked again (0: now) */
   nextInS: number;
   state: 'ok' | 'parked' | 'suspended' | 'robots-unreachable' | 'in-flight';
@@ -121,6 +124,7 @@ export async function hostRows(dataDir: string, topicPrefix = '', now = Date.now
         partition,
         fetched: value.fetched,
         queued: value.queued,
+        templateSkipped: value.tk ?? 0,
         nextInS: Math.max(0, Math.round((value.nextAt - now) / 100) / 10),
         state,
       });
@@ -136,10 +140,10 @@ export async function statsHostsCommand(flags: { data: string; topicPrefix: stri
     return;
   }
   const fmt = (v: number | null): string => (v === null ? '-' : String(v));
-  out(['host', 'fetched', 'queued', 'meanFetchS', 'maxFetchS', 'nextInS', 'L', '1/L s', 'R', 'overloaded', 'remedy', 'state'].join('\t'));
+  out(['host', 'fetched', 'queued', 'templateSkipped', 'meanFetchS', 'maxFetchS', 'nextInS', 'L', '1/L s', 'R', 'overloaded', 'remedy', 'state'].join('\t'));
   for (const r of rows) {
     const remedy = r.remedy === 'stretch' ? `×${r.stretch.toPrecision(3)}` : r.remedy === 'delay' ? `+${r.delayS}s` : (r.remedy ?? '-');
-    out([r.host, r.fetched, r.queued, fmt(r.meanFetchS), fmt(r.maxFetchS), r.nextInS, r.L.toPrecision(3), fmt(r.accessIntervalS), fmt(r.R), r.overloaded ? 'yes' : 'no', remedy, r.state].join('\t'));
+    out([r.host, r.fetched, r.queued, r.templateSkipped, fmt(r.meanFetchS), fmt(r.maxFetchS), r.nextInS, r.L.toPrecision(3), fmt(r.accessIntervalS), fmt(r.R), r.overloaded ? 'yes' : 'no', remedy, r.state].join('\t'));
   }
 }
 

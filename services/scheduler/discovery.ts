@@ -235,17 +235,25 @@ async function discover(
     p.stats.siteCapSkipped++;
     return;
   }
-  const admission = await p.templates.admit(host, url, seed);
+  const admission = await p.templates.admit(host, url, seed, rule?.judgeTraps !== false);
   if (!admission.ok) {
-    countRefusal(p, admission.reason);
+    countRefusal(p, admission.reason, (await p.hosts.get(host)) as HostState | undefined, host);
     return;
   }
   queueNew(p, url, host, depth, cgiHops, gain, admission.round, await hostState(p, host, url), rule, ctx.now(), origin);
 }
 
-function countRefusal(p: Partition, reason: 'template-budget' | 'query'): void {
-  if (reason === 'query') p.stats.querySkipped++;
-  else p.stats.templateSkipped++;
+/** A new URL refused by its template or the query restriction; template skips also count per host. */
+function countRefusal(p: Partition, reason: 'template-budget' | 'query', state: HostState | undefined, host: string): void {
+  if (reason === 'query') {
+    p.stats.querySkipped++;
+    return;
+  }
+  p.stats.templateSkipped++;
+  if (state !== undefined) {
+    state.tk = (state.tk ?? 0) + 1;
+    p.hosts.put(host, state);
+  }
 }
 
 /**
@@ -268,10 +276,10 @@ function discoverNewInMemory(p: Partition, url: string, host: string, depth: num
   }
   // Read before the template counts the URL, so that a miss changes nothing.
   if (p.hosts.peek(host) === NOT_IN_MEMORY) return false;
-  const admission = p.templates.admitInMemory(host, url, false, templateKey);
+  const admission = p.templates.admitInMemory(host, url, false, templateKey, rule?.judgeTraps !== false);
   if (admission === NOT_IN_MEMORY) return false;
   if (!admission.ok) {
-    countRefusal(p, admission.reason);
+    countRefusal(p, admission.reason, p.hosts.peek(host) as HostState | undefined, host);
     return true;
   }
   const state = hostStateInMemory(p, host, url);

@@ -161,9 +161,11 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
       continue;
     }
     // A new URL whose template proved a trap after it was queued: its representative was fetched.
-    if (!head.known && (await p.templates.isTrap(host, head.url))) {
+    if (!head.known && rule?.judgeTraps !== false && (await p.templates.isTrap(host, head.url))) {
       p.urls.put(head.url, { st: 'trap', d: urlState.d, c: urlState.c, s: urlState.s });
       p.stats.templateSkipped++;
+      state.tk = (state.tk ?? 0) + 1;
+      p.hosts.put(host, state);
       continue;
     }
     if (!head.known && rule?.maxPages !== undefined && (state.pg ?? 0) >= rule.maxPages) {

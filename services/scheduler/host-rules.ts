@@ -18,6 +18,7 @@ export const hostRuleSchema = z.strictObject({
   maxPages: z.number().int().min(0).optional().describe('Distinct pages (new URLs the server answered) fetched from the host at most.'),
   maxPerHost: z.number().int().min(1).max(64).optional().describe('Requests in flight to the host at once (politeness.maxPerHost for this host; above 1 only while the host asks for no wait between requests).'),
   maxDepth: z.number().int().min(0).optional().describe('Links to the host deeper than this many hops from a seed are not followed.'),
+  judgeTraps: z.boolean().optional().describe('false: no URL template of the host is treated as a trap; one judged a trap before is admitted and fetched again (within maxUrlsPerTemplate). The undo of a wrong verdict (`templateSkipped` in `meguri stats hosts`).'),
   userAgent: z
     .string()
     .min(1)

@@ -119,13 +119,19 @@ export const schedulerOptionsSchema = z.strictObject({
     .int()
     .min(0)
     .default(10)
-    .describe('First fetches of a URL template after which it is judged; a template whose pages carry the same text is a trap and keeps only its representative (0: never judge).'),
+    .describe('First fetches of a URL template after which it is judged; a template whose pages carry the same text and that keeps producing new URLs (trapNewUrls) is a trap and keeps only its representative (0: never judge).'),
   trapDuplicateShare: z
     .number()
     .min(0)
     .max(1)
     .default(0.8)
-    .describe("Share of a template's judged pages with its first page's text (within changeHammingThreshold) that makes it a trap."),
+    .describe("Share of a template's judged pages with its first page's main text (within changeHammingThreshold) that makes it a trap."),
+  trapNewUrls: z
+    .number()
+    .int()
+    .min(0)
+    .default(100)
+    .describe("New URLs of a template admitted after its first page was fetched, at least, before it can be a trap: a trap keeps producing URLs, a small site's alike pages (all listed before the first is fetched) do not."),
   queryRestriction: z
     .enum(['off', 'form', 'all'])
     .default('off')

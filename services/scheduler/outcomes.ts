@@ -162,7 +162,7 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, state: HostS
   if (first && !document && outcome.result === 'ok' && outcome.fingerprint) {
     const threshold = p.options.changeHammingThreshold;
     if (await p.templates.firstFetch(hostKey(outcome.url), outcome.url, outcome.fingerprint, (a, b) => hammingDistance(a, b) <= threshold)) {
-      ctx.logger.info({ url: outcome.url }, 'URL template serves the same page under every URL: a trap, no more of it is fetched');
+      ctx.logger.info({ url: outcome.url }, 'URL template serves the same page under every URL and keeps producing new ones: a trap, no more of it is fetched');
     }
   }
   p.stats.bytes += outcome.fetch.bytes;

@@ -113,6 +113,8 @@ export interface HostState {
   al?: string;
   /** distinct pages fetched: new URLs the server answered (a host rule's maxPages) */
   pg?: number;
+  /** new URLs of the host skipped by a URL template's budget or trap verdict (`templateSkipped`) */
+  tk?: number;
   /** set while the host is overloaded: allowed interval (ms), remedy, its factor and delay (ms) */
   ov?: { a: number; k: OverloadRemedy; f: number; d: number };
   /** the host's sitemaps were registered as sources (after its first robots.txt) */

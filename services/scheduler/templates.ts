@@ -13,11 +13,17 @@
  *     path parameters keep their names only (`;jsessionid=X` → `;jsessionid`);
  *   - the query keeps its parameter names, sorted and without duplicates (`?b=2&a=1&a=3` → `?a&b`).
  *
- * A template whose pages all look the same is a trap that keeps one representative (seed 004): once
- * `trapProbePages` pages of it were fetched and at least `trapDuplicateShare` of them carry the
- * same text as its first (text fingerprints within the Hamming threshold — a session id, a
- * random token or a tracking path in the URL, and the same page behind it), no further URL of it
- * is admitted or fetched. Templates of distinct pages (products, articles, days) keep their budget.
+ * A template is a trap only on evidence of both halves of one (the incremental archive crawler
+ * paper's remedy, with the evidence a small site cannot give): its pages are the same page — once
+ * `trapProbePages` pages of it were fetched, at least `trapDuplicateShare` of them carry the main
+ * text of its first (text fingerprints within the Hamming threshold: a session id, a random token
+ * or a tracking path in the URL, and the same page behind it) — and it keeps producing new URLs:
+ * at least `trapNewUrls` new URLs of it were found after its first page was fetched (admitted or
+ * over its budget), the growth a trap shows with every page it serves (fresh ids, deeper paths,
+ * new parameter values) and a real site's listed pages do not (12 articles linked from a home page
+ * all arrive before the first is fetched, however alike their text). Then no further URL of it is admitted or fetched; the URLs
+ * skipped are counted per host. Templates of distinct pages (products, articles, days) keep their
+ * budget.
  *
  * Queue order inside a host: the n-th URL admitted to a template (n from 0) is queued in round
  * 0 while n < roundSize, then in round 1 + ⌊log2(n / roundSize)⌋. A host's queue is taken round by
@@ -138,6 +144,8 @@ export interface TemplateEntry {
   d?: number;
   /** text fingerprint (hex) of its first fetched page */
   p?: string;
+  /** new URLs of it found since its first page was fetched, admitted or over the budget (counted up to trapNewUrls) */
+  g?: number;
   /** set once it proved a trap: nothing more of it is admitted or fetched */
   t?: 1;
 }
@@ -153,18 +161,51 @@ export function decodeEntry(stored: string | undefined): TemplateEntry {
   }
 }
 
+/** The two halves of a trap's evidence in a template entry (pure). */
+export interface TrapEvidence {
+  /** pages of it fetched, and the share of those after the first that carry the first's main text */
+  readonly fetched: number;
+  readonly duplicateShare: number;
+  /** URLs of it admitted since its first page was fetched */
+  readonly newUrls: number;
+  /** both halves hold: its pages are one page, and it keeps producing URLs */
+  readonly trap: boolean;
+}
+
+export type TrapRules = Pick<TemplateRules, 'trapProbePages' | 'trapDuplicateShare' | 'trapNewUrls'>;
+
+export function trapEvidence(entry: TemplateEntry, rules: TrapRules): TrapEvidence {
+  const fetched = entry.f ?? 0;
+  const duplicateShare = fetched > 1 ? (entry.d ?? 0) / (fetched - 1) : 0;
+  const newUrls = entry.g ?? 0;
+  const duplicates = rules.trapProbePages > 0 && fetched >= Math.max(2, rules.trapProbePages) && duplicateShare >= rules.trapDuplicateShare;
+  return { fetched, duplicateShare, newUrls, trap: duplicates && newUrls >= rules.trapNewUrls };
+}
+
+/**
+ * A new URL of the template was found: the entry to store when it is admitted (`admitted`), or when
+ * it is refused but still counts as growth (over the budget, not yet judged, growth below
+ * trapNewUrls); undefined when a refusal changes nothing (pure).
+ */
+export function afterNewUrl(entry: TemplateEntry, admitted: boolean, rules: Pick<TemplateRules, 'trapNewUrls'>): TemplateEntry | undefined {
+  const grows = entry.g !== undefined && entry.t !== 1 && (admitted || entry.g < rules.trapNewUrls);
+  if (!admitted && !grows) return undefined;
+  return { ...entry, ...(admitted ? { n: entry.n + 1 } : {}), ...(grows ? { g: (entry.g ?? 0) + 1 } : {}) };
+}
+
 /**
  * One more first fetch of a template's page: whether it proved the template a trap (pure; the
  * ledger stores the result). `near(a, b)`: the two text fingerprints are the same content.
  */
-export function afterFirstFetch(entry: TemplateEntry, fingerprint: string, rules: Pick<TemplateRules, 'trapProbePages' | 'trapDuplicateShare'>, near: (a: string, b: string) => boolean): TemplateEntry {
+export function afterFirstFetch(entry: TemplateEntry, fingerprint: string, rules: TrapRules, near: (a: string, b: string) => boolean): TemplateEntry {
   if (entry.t === 1) return entry;
   const f = (entry.f ?? 0) + 1;
   const first = entry.p ?? fingerprint;
   const d = (entry.d ?? 0) + (entry.p !== undefined && near(entry.p, fingerprint) ? 1 : 0);
-  const next: TemplateEntry = { ...entry, f, d, p: first };
+  // The growth is counted from the first fetch on.
+  const next: TemplateEntry = { ...entry, f, d, p: first, g: entry.g ?? 0 };
   // The first page is the representative; the share is over the pages compared with it.
-  if (rules.trapProbePages > 0 && f >= Math.max(2, rules.trapProbePages) && d >= rules.trapDuplicateShare * (f - 1)) next.t = 1;
+  if (trapEvidence(next, rules).trap) next.t = 1;
   return next;
 }
 
@@ -179,6 +220,8 @@ export interface TemplateRules {
   readonly trapProbePages: number;
   /** Share of them with the first page's text that makes the template a trap. */
   readonly trapDuplicateShare: number;
+  /** URLs of the template admitted after its first page was fetched, at least, for it to be a trap. */
+  readonly trapNewUrls: number;
 }
 
 export function templateKey(host: string, url: string): string {
@@ -195,9 +238,10 @@ export class TemplateLedger {
 
   /**
    * Decides whether a new URL of `host` may be queued and in which round; counts it when it is.
-   * Seeds (`force`) are always admitted (and counted).
+   * Seeds (`force`) are always admitted (and counted). `traps` false (a host rule's
+   * `judgeTraps: false`): a template judged a trap is admitted like any other, within its budget.
    */
-  async admit(host: string, url: string, force = false): Promise<Admission> {
+  async admit(host: string, url: string, force = false, traps = true): Promise<Admission> {
     const restriction = this.rules.queryRestriction;
     const hasQuery = url.indexOf('?') >= 0;
     if (!force && restriction === 'all' && hasQuery) return { ok: false, reason: 'query' };
@@ -208,14 +252,14 @@ export class TemplateLedger {
       if (!force && ((await this.store.get(formKey)) !== undefined || (await this.isKnown(form)))) return { ok: false, reason: 'query' };
     }
     const key = templateKey(host, url);
-    return this.count(key, decodeEntry(await this.store.get(key)), force, formKey);
+    return this.count(key, decodeEntry(await this.store.get(key)), force, formKey, traps);
   }
 
   /**
    * admit() without a promise: NOT_IN_MEMORY, with nothing counted, when the template's entry would
    * take a read or the query restriction has to look a form up.
    */
-  admitInMemory(host: string, url: string, force = false, key?: string): Admission | typeof NOT_IN_MEMORY {
+  admitInMemory(host: string, url: string, force = false, key?: string, traps = true): Admission | typeof NOT_IN_MEMORY {
     const restriction = this.rules.queryRestriction;
     const hasQuery = url.indexOf('?') >= 0;
     if (!force && restriction === 'all' && hasQuery) return { ok: false, reason: 'query' };
@@ -223,13 +267,15 @@ export class TemplateLedger {
     key ??= templateKey(host, url);
     const stored = this.store.peek(key);
     if (stored === NOT_IN_MEMORY) return NOT_IN_MEMORY;
-    return this.count(key, decodeEntry(stored), force, undefined);
+    return this.count(key, decodeEntry(stored), force, undefined, traps);
   }
 
   /** The admission decision for a template entry; counts the URL when it is admitted. */
-  private count(key: string, entry: TemplateEntry, force: boolean, formKey: string | undefined): Admission {
-    if (!force && (entry.t === 1 || (this.rules.maxUrlsPerTemplate > 0 && entry.n >= this.rules.maxUrlsPerTemplate))) return { ok: false, reason: 'template-budget' };
-    this.store.put(key, JSON.stringify({ ...entry, n: entry.n + 1 }));
+  private count(key: string, entry: TemplateEntry, force: boolean, formKey: string | undefined, traps: boolean): Admission {
+    const refused = !force && ((traps && entry.t === 1) || (this.rules.maxUrlsPerTemplate > 0 && entry.n >= this.rules.maxUrlsPerTemplate));
+    const next = afterNewUrl(entry, !refused, this.rules);
+    if (next !== undefined) this.store.put(key, JSON.stringify(next));
+    if (refused) return { ok: false, reason: 'template-budget' };
     if (formKey !== undefined) this.store.put(formKey, '');
     return { ok: true, round: templateRound(entry.n, this.rules.templateRoundSize) };
   }

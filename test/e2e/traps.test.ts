@@ -9,7 +9,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { tempDir, removeDir } from '../support/transports.ts';
-import { TestWeb, cliCrawl } from '../support/crawl-check.ts';
+import { join } from 'node:path';
+import { TestWeb, cliCrawl, runMeguri } from '../support/crawl-check.ts';
 
 const fresh = (): string => randomBytes(6).toString('hex');
 
@@ -60,7 +61,7 @@ describe('spider traps through meguri crawl', { timeout: 400_000 }, () => {
     dirs.forEach(removeDir);
   });
 
-  async function crawl(hosts: string[], extra: string[]): Promise<{ summary: Record<string, number | string>; byHost: Map<string, string[]> }> {
+  async function crawl(hosts: string[], extra: string[]): Promise<{ summary: Record<string, number | string>; byHost: Map<string, string[]>; dir: string }> {
     const dir = tempDir();
     dirs.push(dir);
     const summary = await cliCrawl<Record<string, number | string>>({
@@ -78,11 +79,11 @@ describe('spider traps through meguri crawl', { timeout: 400_000 }, () => {
       list.push(h.path);
       byHost.set(h.host, list);
     }
-    return { summary, byHost };
+    return { summary, byHost, dir };
   }
 
   it('with default settings, a fresh ?sid= in every link and a fresh path token in every link each cost at most 100 requests, and the normal page is fetched', async (t) => {
-    const { summary, byHost } = await crawl(['sid.sim.test', 'ids.sim.test'], []);
+    const { summary, byHost, dir } = await crawl(['sid.sim.test', 'ids.sim.test'], []);
     for (const [host, paths] of byHost) t.diagnostic(`${host}: ${paths.length} page requests, normal page at request ${paths.findIndex((p) => p.startsWith('/normal.html')) + 1}`);
     t.diagnostic(`templateSkipped ${summary.templateSkipped}`);
     assert.equal(summary.stoppedBecause, 'idle');
@@ -95,6 +96,15 @@ describe('spider traps through meguri crawl', { timeout: 400_000 }, () => {
     assert.deepEqual([...(byHost.get('sid.sim.test') ?? [])].sort(), ['/', '/normal.html', '/trap?n=0', '/trap?n=1', '/trap?n=2', '/trap?n=3', '/trap?n=4', '/trap?n=5', '/trap?n=6', '/trap?n=7', '/trap?n=8', '/trap?n=9'].sort());
     assert.ok((byHost.get('ids.sim.test') ?? []).length <= 20, `the token trap is judged after its probe: ${(byHost.get('ids.sim.test') ?? []).length} requests`);
     assert.ok(Number(summary.templateSkipped) > 0);
+    // The skips are visible per host, where an operator can undo them with a host rule.
+    const stats = await runMeguri(['stats', 'hosts', '--data', join(dir, 'data'), '--json']);
+    assert.equal(stats.code, 0, stats.stderr);
+    const rows = JSON.parse(stats.stdout) as { host: string; templateSkipped: number }[];
+    const skipped = new Map(rows.map((r) => [r.host.replace(/:\d+$/, ''), r.templateSkipped]));
+    t.diagnostic(`templateSkipped per host: ${JSON.stringify([...skipped])}`);
+    assert.ok((skipped.get('ids.sim.test') ?? 0) > 0, 'the token trap host shows its skipped URLs');
+    assert.equal(skipped.get('sid.sim.test'), 0, 'stripped session ids leave nothing to skip');
+    assert.equal([...skipped.values()].reduce((a, b) => a + b, 0), Number(summary.templateSkipped));
   });
 
   it('without parameter stripping the template defence alone bounds the session-id host; a template of distinct pages stops at its budget', async (t) => {
@@ -102,6 +112,9 @@ describe('spider traps through meguri crawl', { timeout: 400_000 }, () => {
     for (const [host, paths] of byHost) t.diagnostic(`${host}: ${paths.length} page requests, normal page at request ${paths.findIndex((p) => p.startsWith('/normal.html')) + 1}`);
     assert.equal(summary.stoppedBecause, 'idle');
     const sid = byHost.get('sid.sim.test') ?? [];
+    const byPath = new Map<string, number>();
+    for (const p of sid) byPath.set(p.replace(/\?.*/, ''), (byPath.get(p.replace(/\?.*/, '')) ?? 0) + 1);
+    t.diagnostic(`sid.sim.test by path: ${JSON.stringify([...byPath])}`);
     assert.ok(sid.length <= 100, `sid.sim.test: ${sid.length} requests`);
     assert.ok(sid.some((p) => p.startsWith('/normal.html')), 'the normal page was fetched');
     assert.ok(sid.some((p) => p.includes('sid=')), 'session ids were kept as asked');

@@ -14,6 +14,7 @@ import type { FrontierRecord, LinksRecord, OutcomeLink, TopicRecords, Discovered
 import { crawlCatalog } from '../../topology/catalog.ts';
 import { linksOf } from '../../services/common/link-bundles.ts';
 import type { IpSlots } from '../../services/scheduler/ip-slots.ts';
+import type { HostRulesSource } from '../../services/scheduler/host-rules.ts';
 
 export const T0 = Date.UTC(2026, 0, 1);
 
@@ -24,6 +25,8 @@ export interface SchedulerDriverOptions {
   readonly partition?: number;
   /** Per-IP request counts shared with other drivers, as the partitions of one process share them. */
   readonly ipSlots?: IpSlots;
+  /** An operator's host rules (`--host-rules`), read at every use as a watched file's are. */
+  readonly hostRules?: HostRulesSource;
 }
 
 export type SchedulerDriver = Awaited<ReturnType<typeof openSchedulerDriver>>;
@@ -34,7 +37,7 @@ export type SchedulerDriver = Awaited<ReturnType<typeof openSchedulerDriver>>;
  */
 export async function openSchedulerDriver(options: SchedulerOptionsInput, driverOptions: SchedulerDriverOptions = {}) {
   const progress = new CrawlProgress();
-  const extras = driverOptions.ipSlots !== undefined ? { progress, ipSlots: driverOptions.ipSlots } : { progress };
+  const extras = { progress, ...(driverOptions.ipSlots !== undefined ? { ipSlots: driverOptions.ipSlots } : {}), ...(driverOptions.hostRules !== undefined ? { hostRules: driverOptions.hostRules } : {}) };
   const driver = await TestDriver.open<LinksRecord, TopicRecords>(schedulerService({ userAgent: 'meguri', dispatchIntervalMs: 10, ...options }, extras), {
     catalog: crawlCatalog,
     partitions: driverOptions.partition !== undefined ? driverOptions.partition + 1 : 1,

@@ -12,6 +12,7 @@ const rules = (over: Partial<TemplateRules> = {}): TemplateRules => ({
   queryRestriction: 'off',
   trapProbePages: 0,
   trapDuplicateShare: 1,
+  trapNewUrls: 0,
   ...over,
 });
 
@@ -66,6 +67,23 @@ describe('template admission without a promise', () => {
     await withLedgers(rules({ queryRestriction: 'all' }), async (_a, syncLedger, stores) => {
       assert.deepEqual(syncLedger.admitInMemory(host, `http://${host}/search?q=1`), { ok: false, reason: 'query' });
       assert.equal(stores.store<string>('b').pendingCount, 0);
+    });
+  });
+
+  it('refuses a template judged a trap unless the host rule says judgeTraps: false (traps = false), within the budget', async () => {
+    await withLedgers(rules({ maxUrlsPerTemplate: 5, trapProbePages: 2, trapDuplicateShare: 1, trapNewUrls: 2 }), async (ledger, syncLedger, stores) => {
+      // Two URLs known, the first fetched, two more found, the second fetched like the first: a trap.
+      for (const url of urls.slice(0, 2)) assert.equal((await ledger.admit(host, url)).ok, true);
+      assert.equal(await ledger.firstFetch(host, urls[0]!, 'aaaa', (a, b) => a === b), false);
+      for (const url of urls.slice(2, 4)) assert.equal((await ledger.admit(host, url)).ok, true);
+      assert.equal(await ledger.firstFetch(host, urls[1]!, 'aaaa', (a, b) => a === b), true, 'same text and 2 new URLs');
+      assert.equal(await ledger.isTrap(host, urls[2]!), true);
+      assert.deepEqual(await ledger.admit(host, urls[4]!), { ok: false, reason: 'template-budget' });
+      // The operator's undo: admitted again, counted against the budget of 5.
+      assert.deepEqual(await ledger.admit(host, urls[4]!, false, false), { ok: true, round: 2 });
+      await stores.store<string>('b').prefetch([templateKey(host, urls[5]!)]);
+      assert.deepEqual(syncLedger.admitInMemory(host, urls[5]!, false, undefined, false), { ok: true, round: 0 }, 'the other ledger never judged it');
+      assert.deepEqual(await ledger.admit(host, urls[5]!, false, false), { ok: false, reason: 'template-budget' }, 'the budget still bounds it');
     });
   });
 });

@@ -5,8 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_STRIP_PARAMS, ParamFilter, normalizeUrl, paramFilter, stripUrlParams, urlResolver } from '../../services/common/url.ts';
-import { MAX_ROUND, afterFirstFetch, decodeEntry, queryLessForm, templateId, templateKey, templateRound, urlTemplate } from '../../services/scheduler/templates.ts';
-import type { TemplateEntry } from '../../services/scheduler/templates.ts';
+import { MAX_ROUND, afterFirstFetch, afterNewUrl, decodeEntry, queryLessForm, templateId, templateKey, templateRound, trapEvidence, urlTemplate } from '../../services/scheduler/templates.ts';
+import type { TemplateEntry, TrapRules } from '../../services/scheduler/templates.ts';
 import { queueKey, queueKeyIsKnown, queueKeyRound, knownQueueKey } from '../../services/scheduler/state.ts';
 import { politenessConfig, siteCapKey, underPageCap } from '../../services/scheduler/politeness/index.ts';
 import { siteOf } from '../../services/common/url.ts';
@@ -163,29 +163,84 @@ test('per-site cap: distinct pages per host or per registrable domain', () => {
   assert.equal(politenessConfig().maxPagesPerSite, 1_000_000);
 });
 
-test('a template whose pages carry the same text proves a trap after the probe; one of distinct pages does not', () => {
-  const rules = { trapProbePages: 5, trapDuplicateShare: 0.8 };
-  const near = (a: string, b: string): boolean => a === b;
-  let same: TemplateEntry = { n: 40 };
+const near = (a: string, b: string): boolean => a === b;
+
+/** Fetches `pages` pages of a template in turn, each adding `growth` new URLs of it once parsed (all admitted); the trap verdict after each. */
+function judge(start: TemplateEntry, fingerprints: (i: number) => string, pages: number, growth: number, rules: TrapRules): { entry: TemplateEntry; verdicts: boolean[] } {
+  let entry = start;
   const verdicts: boolean[] = [];
-  for (let i = 0; i < 6; i++) {
-    same = afterFirstFetch(same, 'f00d', rules, near);
-    verdicts.push(same.t === 1);
+  for (let i = 0; i < pages; i++) {
+    entry = afterFirstFetch(entry, fingerprints(i), rules, near);
+    verdicts.push(entry.t === 1);
+    for (let k = 0; k < growth; k++) entry = afterNewUrl(entry, entry.t !== 1, rules) ?? entry;
   }
-  assert.deepEqual(verdicts, [false, false, false, false, true, true], 'judged at the fifth page');
-  assert.equal(same.n, 40, 'the admitted count is kept');
-  let distinct: TemplateEntry = { n: 40 };
-  for (let i = 0; i < 20; i++) distinct = afterFirstFetch(distinct, `page${i}`, rules, near);
-  assert.equal(distinct.t, undefined);
-  assert.equal(distinct.f, 20);
-  assert.equal(distinct.d, 0);
-  // Four of five compared pages like the first read as a trap (0.8); three do not.
-  const mixed = (fps: string[]): boolean => fps.reduce<TemplateEntry>((e, fp) => afterFirstFetch(e, fp, rules, near), { n: 0 }).t === 1;
+  return { entry, verdicts };
+}
+
+test('a template whose pages carry the same text and keep producing URLs proves a trap after the probe; one of distinct pages does not', () => {
+  const rules = { trapProbePages: 5, trapDuplicateShare: 0.8, trapNewUrls: 30 };
+  // A trap: every page the same, each with 10 new URLs of the template (fresh ids).
+  const same = judge({ n: 10 }, () => 'f00d', 6, 10, rules);
+  assert.deepEqual(same.verdicts, [false, false, false, false, true, true], 'judged at the fifth page (40 new URLs by then)');
+  assert.equal(same.entry.n, 10 + 40, 'ten known at the first fetch, 40 more admitted until the verdict');
+  assert.equal(same.entry.g, 40, 'growth counts only the URLs found after the first fetch');
+  const distinct = judge({ n: 40 }, (i) => `page${i}`, 20, 10, rules);
+  assert.equal(distinct.entry.t, undefined, 'distinct pages never, however many URLs');
+  assert.equal(distinct.entry.f, 20);
+  assert.equal(distinct.entry.d, 0);
+  // Four of five compared pages like the first read as duplicates (0.8); three do not.
+  const mixed = (fps: string[]): boolean => judge({ n: 1 }, (i) => fps[i]!, fps.length, 10, rules).entry.t === 1;
   assert.ok(mixed(['a', 'b', 'a', 'a', 'a', 'a']));
   assert.ok(!mixed(['a', 'b', 'c', 'a', 'a', 'a']));
-  assert.ok(!mixed(['a', 'a', 'a', 'a', 'a'].slice(0, 4)), 'not judged before the probe');
-  const never = afterFirstFetch({ n: 1, f: 100, d: 99, p: 'a' }, 'a', { trapProbePages: 0, trapDuplicateShare: 0.8 }, near);
+  assert.ok(!mixed(['a', 'a', 'a', 'a']), 'not judged before the probe');
+  const never = afterFirstFetch({ n: 500, f: 100, d: 99, p: 'a', g: 499 }, 'a', { ...rules, trapProbePages: 0 }, near);
   assert.equal(never.t, undefined, 'trapProbePages 0 never judges');
+});
+
+test('a small site of alike pages is no trap: all its URLs were known before its first page was fetched', () => {
+  const rules = { trapProbePages: 10, trapDuplicateShare: 0.8, trapNewUrls: 100 };
+  // 12 articles sharing a long body, all linked from the home page: 12 near-duplicate fetches, no growth.
+  const articles = judge({ n: 12 }, () => 'same-body', 12, 0, rules);
+  assert.deepEqual(articles.verdicts, Array(12).fill(false));
+  assert.deepEqual(trapEvidence(articles.entry, rules), { fetched: 12, duplicateShare: 1, newUrls: 0, trap: false });
+  // Linked one to the next instead (each article its successor): 11 new URLs in all, far below 100.
+  assert.equal(judge({ n: 1 }, () => 'same-body', 12, 1, rules).entry.t, undefined);
+  // 300 product variants of one page, listed on a category page first: duplicates, but no growth.
+  assert.equal(judge({ n: 300 }, () => 'variant', 300, 0, rules).entry.t, undefined);
+});
+
+test('the growth half can come after the probe: a slowly growing duplicate template is judged once it has produced trapNewUrls', () => {
+  const rules = { trapProbePages: 10, trapDuplicateShare: 0.8, trapNewUrls: 100 };
+  // Each page adds 4 new URLs of the template: 100 new ones after the 26th page.
+  const slow = judge({ n: 3 }, () => 'session page', 40, 4, rules);
+  assert.equal(slow.verdicts.indexOf(true), 25, `judged at page 26: ${slow.verdicts.join(' ')}`);
+  const evidence = trapEvidence({ n: 103, g: 100, f: 26, d: 25, p: 'x' }, rules);
+  assert.deepEqual(evidence, { fetched: 26, duplicateShare: 1, newUrls: 100, trap: true });
+  assert.equal(trapEvidence({ n: 102, g: 99, f: 26, d: 25, p: 'x' }, rules).trap, false, '99 new URLs are not enough');
+  // An entry stored before growth was counted (no g) starts counting at its next fetch.
+  const older = afterFirstFetch({ n: 500, f: 20, d: 19, p: 'x' }, 'x', rules, near);
+  assert.equal(older.g, 0);
+  assert.equal(older.t, undefined);
+  // A verdict, once given, is kept.
+  const judged: TemplateEntry = { n: 5, t: 1 };
+  assert.equal(afterFirstFetch(judged, 'y', rules, near), judged);
+});
+
+test('URLs over the budget still count as growth, up to trapNewUrls; before the first fetch or after a verdict nothing is written', () => {
+  const rules = { trapNewUrls: 3 };
+  assert.deepEqual(afterNewUrl({ n: 2 }, true, rules), { n: 3 }, 'before the first fetch: only counted');
+  assert.equal(afterNewUrl({ n: 2 }, false, rules), undefined, 'a refusal before the first fetch writes nothing');
+  let entry: TemplateEntry = { n: 40, f: 1, d: 0, p: 'a', g: 0 };
+  const writes: (TemplateEntry | undefined)[] = [];
+  for (let i = 0; i < 5; i++) {
+    const next = afterNewUrl(entry, false, rules);
+    writes.push(next);
+    entry = next ?? entry;
+  }
+  assert.deepEqual(writes.map((w) => w?.g), [1, 2, 3, undefined, undefined], 'a refused URL is growth until trapNewUrls, then writes stop');
+  assert.equal(entry.n, 40, 'refused URLs are not admitted');
+  assert.equal(afterNewUrl({ n: 5, g: 1, t: 1 }, false, rules), undefined, 'a trap counts nothing more');
+  assert.deepEqual(afterNewUrl({ n: 5, g: 1, t: 1 }, true, rules), { n: 6, g: 1, t: 1 }, "admitted under a host rule's judgeTraps: false");
 });
 
 test('template entries: older plain counts still read, junk reads as empty', () => {
