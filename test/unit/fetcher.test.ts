@@ -261,6 +261,14 @@ const routes: Record<string, http.RequestListener> = {
     res.writeHead(200, { 'content-type': 'application/rss+xml' });
     res.end(Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?><rss><title>caf\u00e9</title></rss>', 'latin1'));
   },
+  '/index.rdf': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/rdf+xml; charset=utf-8' });
+    res.end('<?xml version="1.0"?><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><item rdf:about="http://a.test/1"/></rdf:RDF>');
+  },
+  '/vendor.xml': (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/vnd.example.list+xml' });
+    res.end('<?xml version="1.0"?><urlset/>');
+  },
   '/untyped': (_req, res) => {
     res.end(html('no content type'));
   },
@@ -747,6 +755,15 @@ describe('fetcher', () => {
     const feed = await get(f, `${base}/feed.xml`, { reason: 'feed' });
     assert.equal(charsetOf(feed), 'windows-1252'); // from the XML declaration
     assert.match(text(feed), /café/);
+  });
+
+  it('keeps a feed served as application/rdf+xml and any +xml type (RFC 6839)', async () => {
+    const f = fetcher();
+    const rdf = await get(f, `${base}/index.rdf`, { reason: 'feed' });
+    assert.equal(rdf.contentType, 'application/rdf+xml');
+    assert.match(text(rdf), /rdf:RDF/);
+    const vendor = await get(f, `${base}/vendor.xml`, { reason: 'sitemap' });
+    assert.match(text(vendor), /<urlset\/>/);
   });
 
   it('keeps an untyped text body', async () => {
