@@ -178,6 +178,7 @@ interface CrawlFlags {
   aliasFile?: string;
   mode?: 'crawl' | 'discovery';
   sampleRate?: number;
+  revisitGoal?: 'freshness' | 'versions';
   sampleSeed?: number;
   followServers?: boolean;
   out?: string;
@@ -233,6 +234,7 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--languages <codes>', 'language focus, e.g. ja,en: pages in other languages are kept and reported, their links not followed', languageList)
     .option('--speed <n>', 'simulated webs only (requires --dns static): the crawl runs on a clock n times faster than wall time; its intervals, estimator and event times are that clock\'s', positiveNumber)
     .addOption(new Option('--scope <mode>', `${SCOPE_HELP} (default domain)`).choices(['host', 'domain', 'web']))
+    .addOption(new Option('--revisit-goal <goal>', 'what revisits optimise: freshness (share of time copies are up to date) or versions (distinct versions per fetch); default freshness').choices(['freshness', 'versions']))
     .option('--include <regex>', INCLUDE_HELP, collectRegex('--include'), [])
     .option('--exclude <regex>', EXCLUDE_HELP, collectRegex('--exclude'), [])
     .option('--host-rules <file>', HOST_RULES_HELP)
@@ -348,6 +350,7 @@ function crawlOptions(m: CrawlModules, urls: string[], flags: CrawlFlags, explic
       ...(fromFlag('minIntervalMs') ? { minIntervalMs: Math.round(flags.minInterval * 1000) } : {}),
       ...trapBounds,
       ...sourceSettings,
+      ...(flags.revisitGoal !== undefined ? { revisitGoal: flags.revisitGoal } : {}),
       ...scope,
       ...(flags.aliasFile !== undefined ? { aliases: { ...file.aliases, ...readAliases(flags.aliasFile, m.aliases) } } : {}),
       ...(Object.keys(politenessFlags).length > 0 ? { politeness: { ...file.politeness, ...politenessFlags } } : {}),

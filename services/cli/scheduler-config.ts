@@ -28,6 +28,6 @@ export function readSchedulerConfig(file: string | undefined): SchedulerOptionsI
 export function schedulerDefaults(): Record<string, unknown> {
   const base = schedulerOptionsSchema.parse({});
   const { minIntervalMs: _m, maxDepth: _d, maxCgiHops: _c, ...politeness } = politenessConfig();
-  const { allocation, freshnessScaleS, minIntervalS, backoff, secondVisitMinS, secondVisitMaxS } = DEFAULT_REVISIT_OPTIONS;
-  return { ...base, politeness, revisitPolicy: { allocation, freshnessScaleS, minIntervalS, backoff, secondVisitMinS, secondVisitMaxS } };
+  const { allocation, freshnessScaleS, droppedIntervalS, minIntervalS, backoff, secondVisitMinS, secondVisitMaxS } = DEFAULT_REVISIT_OPTIONS;
+  return { ...base, politeness, revisitPolicy: { allocation, freshnessScaleS, droppedIntervalS, minIntervalS, backoff, secondVisitMinS, secondVisitMaxS } };
 }

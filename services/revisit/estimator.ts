@@ -16,6 +16,9 @@
  *
  * Everything is pure: times are seconds (any epoch), randomness comes from the caller.
  */
+import { defaultMultiplier, goalInterval } from './allocation.ts';
+import { logUniformGrid, posteriorInterval } from './posterior.ts';
+import type { RevisitGoal } from './allocation.ts';
 
 /** Uniform [0, 1) source; the caller owns seeding so simulations stay deterministic. */
 export type Rng = () => number;
@@ -67,9 +70,36 @@ export interface RevisitOptions {
    * Garcia-Molina's freshness-optimal allocation (visit rate ∝ √λ), which spends less of the budget
    * on pages that change faster than they can be kept fresh and more on slowly changing ones.
    */
-  allocation: 'proportional' | 'sqrt';
-  /** τ0 of the `sqrt` allocation: pages changing every τ0 are revisited every τ0. */
+  allocation: 'proportional' | 'sqrt' | 'goal';
+  /**
+   * τ0 of the `sqrt` allocation: pages changing every τ0 are revisited every τ0. Under `goal` it
+   * sets the freshness multiplier μ0 = τ0/2 (services/revisit/allocation.ts): the same intervals for
+   * slowly changing pages, none for pages changing faster than every τ0/2.
+   */
   freshnessScaleS: number;
+  /**
+   * What the `goal` allocation optimises: `freshness` (the share of time copies are up to date, Cho
+   * & Garcia-Molina's Lagrangian solution) or `versions` (distinct versions captured per fetch).
+   */
+  goal: RevisitGoal;
+  /** Under `goal`, pages the objective would not revisit at all (too fast to keep fresh) are revisited this often. */
+  droppedIntervalS: number;
+  /**
+   * Under `goal`: allocate on the posterior over the change rate (services/revisit/posterior.ts),
+   * from a log-uniform prior over [priorMinS, priorMaxS], rather than on the point estimate with
+   * back-off in the singular cases.
+   */
+  posterior: boolean;
+  priorMinS: number;
+  priorMaxS: number;
+}
+
+/** Per-page and per-host inputs of the `goal` allocation. */
+export interface AllocationContext {
+  /** importance weight w ≥ 1 of the page (default 1) */
+  weight?: number;
+  /** the host's multiplier factor k ≥ 1 (μ = k·μ0) when its budget binds (default 1) */
+  multiplier?: number;
 }
 
 export const DEFAULT_REVISIT_OPTIONS: Readonly<RevisitOptions> = Object.freeze({
@@ -82,8 +112,13 @@ export const DEFAULT_REVISIT_OPTIONS: Readonly<RevisitOptions> = Object.freeze({
   capS: 400 * DAY_S,
   capRandomMinS: 300 * DAY_S,
   capRandomMaxS: 400 * DAY_S,
-  allocation: 'sqrt',
+  allocation: 'goal',
   freshnessScaleS: 6 * HOUR_S,
+  goal: 'freshness',
+  droppedIntervalS: 7 * DAY_S,
+  posterior: true,
+  priorMinS: 30 * 60,
+  priorMaxS: 730 * DAY_S,
 });
 
 export interface Outcome {
@@ -146,24 +181,37 @@ export function scheduleInterval(
   estimate: number | null,
   rng: Rng,
   opts: RevisitOptions = DEFAULT_REVISIT_OPTIONS,
+  ctx: AllocationContext = {},
 ): NextInterval {
   let interval: number;
   let kind: IntervalKind;
   if (state.a === 0) {
-    if (state.i > 0) {
-      interval = clamp(allocate(state.i, opts), opts.lastModifiedMinS, opts.lastModifiedMaxS);
+    const fromAge = state.i > 0 ? allocate(state.i, opts, ctx) : Infinity;
+    if (Number.isFinite(fromAge)) {
+      interval = clamp(fromAge, opts.lastModifiedMinS, opts.lastModifiedMaxS);
       kind = 'lastModified';
     } else {
       interval = opts.secondVisitMinS + rng() * (opts.secondVisitMaxS - opts.secondVisitMinS);
       kind = 'second';
     }
+  } else if (opts.allocation === 'goal' && opts.posterior) {
+    const mu = defaultMultiplier(opts.goal, opts.freshnessScaleS) * (ctx.multiplier ?? 1);
+    interval = dropped(posteriorInterval(opts.goal, state, logUniformGrid(opts.priorMinS, opts.priorMaxS), ctx.weight ?? 1, mu), opts);
+    kind = estimate != null ? 'estimate' : state.m === 0 || state.s >= state.a ? 'backoffUp' : 'backoffDown';
   } else if (estimate != null && Number.isFinite(estimate) && estimate > 0) {
-    interval = allocate(estimate, opts);
+    interval = dropped(allocate(estimate, opts, ctx), opts);
     kind = 'estimate';
   } else if (state.m === 0 || state.s >= state.a) {
     // Never changed: stretch. Also covers a log ratio that rounded to zero.
     interval = state.i * backoffStep(opts);
     kind = 'backoffUp';
+  } else if (opts.allocation === 'goal') {
+    // Changed at every access: as if half the shortest interval had passed unchanged (a finite
+    // estimate that falls as the changes keep coming), then the goal's allocation, which drops
+    // pages that change faster than they can be kept fresh rather than chasing them.
+    const pseudo = estimateInterval({ ...state, a: state.a + state.c / 2, s: state.c / 2 });
+    interval = pseudo === null ? state.i / backoffStep(opts) : dropped(allocate(pseudo, opts, ctx), opts);
+    kind = 'backoffDown';
   } else {
     // Changed at every access: shrink towards the minimum.
     interval = state.i / backoffStep(opts);
@@ -172,13 +220,29 @@ export function scheduleInterval(
   return capInterval(Math.max(interval, opts.minIntervalS), kind, rng, opts);
 }
 
-/** Revisit interval for an estimated change interval τ̂ (seconds) under the configured allocation. */
-export function allocate(changeIntervalS: number, opts: Pick<RevisitOptions, 'allocation' | 'freshnessScaleS'> = DEFAULT_REVISIT_OPTIONS): number {
+/**
+ * Revisit interval for an estimated change interval τ̂ (seconds) under the configured allocation;
+ * Infinity when the `goal` allocation would not revisit the page.
+ */
+export function allocate(
+  changeIntervalS: number,
+  opts: Pick<RevisitOptions, 'allocation' | 'freshnessScaleS'> & Partial<Pick<RevisitOptions, 'goal'>> = DEFAULT_REVISIT_OPTIONS,
+  ctx: AllocationContext = {},
+): number {
+  if (opts.allocation === 'goal') {
+    const goal = opts.goal ?? 'freshness';
+    return goalInterval(goal, changeIntervalS, ctx.weight ?? 1, defaultMultiplier(goal, opts.freshnessScaleS) * (ctx.multiplier ?? 1));
+  }
   return opts.allocation === 'sqrt' ? Math.sqrt(changeIntervalS * opts.freshnessScaleS) : changeIntervalS;
 }
 
+function dropped(interval: number, opts: RevisitOptions): number {
+  return Number.isFinite(interval) ? interval : opts.droppedIntervalS;
+}
+
 function backoffStep(opts: RevisitOptions): number {
-  return opts.allocation === 'sqrt' ? Math.sqrt(opts.backoff) : opts.backoff;
+  // Freshness revisits slow pages at √(τ·τ0): the interval moves by √backoff when τ moves by backoff.
+  return opts.allocation === 'sqrt' || (opts.allocation === 'goal' && opts.goal === 'freshness') ? Math.sqrt(opts.backoff) : opts.backoff;
 }
 
 function capInterval(interval: number, kind: IntervalKind, rng: Rng, opts: RevisitOptions): NextInterval {
@@ -192,8 +256,8 @@ function capInterval(interval: number, kind: IntervalKind, rng: Rng, opts: Revis
 }
 
 /** The next revisit interval (seconds) for the equation-(4) estimator. */
-export function nextInterval(state: RevisitState, rng: Rng, opts: RevisitOptions = DEFAULT_REVISIT_OPTIONS): NextInterval {
-  return scheduleInterval(state, estimateInterval(state), rng, opts);
+export function nextInterval(state: RevisitState, rng: Rng, opts: RevisitOptions = DEFAULT_REVISIT_OPTIONS, ctx: AllocationContext = {}): NextInterval {
+  return scheduleInterval(state, estimateInterval(state), rng, opts, ctx);
 }
 
 function clamp(x: number, lo: number, hi: number): number {

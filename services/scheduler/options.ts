@@ -86,10 +86,20 @@ export const schedulerOptionsSchema = z.strictObject({
     .enum(['stretch', 'delay', 'none'])
     .default('stretch')
     .describe('What to do when a host cannot bear its revisit schedule (1/L below its interval): multiply intervals, add a delay, or only report.'),
+  revisitGoal: z
+    .enum(['freshness', 'versions'])
+    .default('freshness')
+    .describe(
+      'What revisits optimise (docs/revisits.md): freshness, the share of time copies are up to date (Cho & Garcia-Molina’s Lagrangian allocation per host budget); versions, distinct versions captured per fetch (an archive’s aim). Importance weights pages in both.',
+    ),
   revisitPolicy: z
     .strictObject({
-      allocation: z.enum(['proportional', 'sqrt']),
+      allocation: z.enum(['proportional', 'sqrt', 'goal']),
       freshnessScaleS: z.number().positive(),
+      droppedIntervalS: z.number().positive(),
+      posterior: z.boolean(),
+      priorMinS: z.number().positive(),
+      priorMaxS: z.number().positive(),
       minIntervalS: z.number().positive(),
       backoff: z.number().gt(1),
       secondVisitMinS: z.number().positive(),
@@ -97,7 +107,7 @@ export const schedulerOptionsSchema = z.strictObject({
     })
     .partial()
     .default({})
-    .describe('Revisit interval rules (docs/revisits.md): allocation of estimated change intervals, τ0, minimum, back-off, 2nd-visit range.'),
+    .describe('Revisit interval rules (docs/revisits.md): allocation of estimated change intervals (goal: by revisitGoal), τ0, the interval of pages the goal drops, minimum, back-off, 2nd-visit range.'),
   stripParams: z
     .array(z.string().min(1))
     .default([...DEFAULT_STRIP_PARAMS])

@@ -78,7 +78,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       partition: this.partition,
       options,
       politeness: politenessFromSchedulerOptions(options, options.politeness),
-      revisitRules: { ...DEFAULT_REVISIT_OPTIONS, ...options.revisitPolicy },
+      revisitRules: { ...DEFAULT_REVISIT_OPTIONS, goal: options.revisitGoal, ...options.revisitPolicy },
       stripFilter: paramFilter(options.stripParams),
       urls,
       hosts,

@@ -10,6 +10,7 @@ import { knownQueueKey, md5Of, packMd5, packRevisit, revisitKeyBound, revisitKey
 import type { HostState, UrlState } from './state.ts';
 import { initialState as initialRevisit, update as updateRevisit, nextInterval as nextRevisitInterval, estimateInterval } from '../revisit/estimator.ts';
 import { alphaFromScore, selectionProbability } from '../revisit/selection.ts';
+import { hostMultiplierStep } from '../revisit/allocation.ts';
 import { hammingDistance } from '../common/fingerprint.ts';
 import { hostKey } from '../common/url.ts';
 import { applyRemedy, changePageInterval, emptyPoliteness, hostInterval, remedyFor } from './politeness/index.ts';
@@ -97,6 +98,36 @@ function revisitPriority(p: Partition, u: UrlState, now: number): number {
   // a sitemap <priority> (u.a, 0..1) speaks for the page's importance on the same scale.
   const alpha = alphaFromScore(u.s, { maxScore: Math.max(1, p.stats.maxScore ?? 1), alphaMax: 0.5, log: true });
   return selectionProbability(u.a !== undefined ? Math.max(alpha, 0.5 * u.a) : alpha, now / 1000, tCrawl, tau);
+}
+
+/**
+ * Importance as the goal allocation's weight: w = 1/(1 − α), α the page's share of seed 001's
+ * selection rule (log IPR score relative to the partition's highest, at most ½; a sitemap
+ * <priority> speaks on the same scale), so pages weigh between 1 and 2.
+ */
+function importanceWeight(p: Partition, u: UrlState): number {
+  const alpha = alphaFromScore(u.s, { maxScore: Math.max(1, p.stats.maxScore ?? 1), alphaMax: 0.5, log: true });
+  const a = u.a !== undefined ? Math.max(alpha, 0.5 * u.a) : alpha;
+  return 1 / (1 - Math.min(0.5, Math.max(0, a)));
+}
+
+/**
+ * The per-host constraint of the goal allocation (Kolobov et al., SIGIR 2019): the host may take
+ * one request per politeness interval (Crawl-delay and the adaptive interval included), of which
+ * revisits get `revisitKnownShare` while other URLs wait in its queue. When the planned revisit
+ * load L = Σ 1/T exceeds that, the host's multiplier rises (a dual step) so that each page's next
+ * interval is the Lagrangian solution under the host's budget, not a uniform stretch; it falls back
+ * towards the crawl's μ0 when the host has room. The stretch/delay remedy still covers the pages
+ * planned before the multiplier caught up.
+ */
+function updateHostMultiplier(p: Partition, host: HostState, allowedMs: number): void {
+  if (!(allowedMs > 0)) return;
+  const share = host.queued > 0 ? p.options.revisitKnownShare : 1;
+  const capacity = (1000 / allowedMs) * share;
+  const planned = Object.values(host.pol?.lh ?? {}).reduce((n, c) => n + c, 0);
+  const k = hostMultiplierStep(p.revisitRules.goal, host.mk ?? 1, host.pol?.L ?? 0, capacity, 1 / Math.max(1, planned));
+  if (k > 1) host.mk = k;
+  else delete host.mk;
 }
 
 /** A known page's revisit found its host dead before any request: count it, retry, or give the page up. */
@@ -197,7 +228,7 @@ export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlSta
   let intervalMs: number | undefined;
   const revisit = revisitOf(next);
   if (result !== 'gone' && revisit) {
-    const intervalS = result === 'error' ? 86_400 : nextRevisitInterval(revisit, Math.random, p.revisitRules).interval;
+    const intervalS = result === 'error' ? 86_400 : nextRevisitInterval(revisit, Math.random, p.revisitRules, { weight: importanceWeight(p, next), multiplier: host.mk ?? 1 }).interval;
     intervalMs = Math.round(intervalS * 1000);
     next.w = intervalMs;
   } else delete next.w;
@@ -208,6 +239,7 @@ export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlSta
     // delayed until the schedule fits (seed 004's remedies).
     const allowedMs = hostInterval(host.pol ?? emptyPoliteness(), p.politeness, host.crawlDelayMs !== undefined ? { crawlDelayMs: host.crawlDelayMs } : {}).ms;
     const remedy = remedyFor(host.pol ?? emptyPoliteness(), allowedMs, p.options.overloadRemedy);
+    if (p.revisitRules.allocation === 'goal') updateHostMultiplier(p, host, allowedMs);
     if (remedy.overloaded) {
       p.stats.overloadedRevisits++;
       host.ov = { a: allowedMs, k: remedy.remedy, f: remedy.factor, d: remedy.delayMs };

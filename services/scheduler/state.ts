@@ -119,6 +119,8 @@ export interface HostState {
   ov?: { a: number; k: OverloadRemedy; f: number; d: number };
   /** the host's sitemaps were registered as sources (after its first robots.txt) */
   sm?: 1;
+  /** revisit goal: the host's multiplier factor k (μ = k·μ0), above 1 while its revisit budget binds */
+  mk?: number;
 }
 
 /** Every request in flight to the host, oldest first. */

@@ -37,7 +37,8 @@ describe('meguri CLI', { timeout: 300_000 }, () => {
     assert.equal(settings.minIntervalMs, 10_000);
     assert.equal(settings.revisitKnownShare, 0.5);
     assert.equal(settings.politeness.maxPerIp, 2);
-    assert.equal(settings.revisitPolicy.allocation, 'sqrt');
+    assert.equal(settings.revisitPolicy.allocation, 'goal');
+    assert.equal(settings.revisitGoal, 'freshness');
     const dir = tempDir();
     dirs.push(dir);
     // The printed defaults are themselves a valid settings file.

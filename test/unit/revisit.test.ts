@@ -116,6 +116,8 @@ test('equation (4): bounded error under irregular access and its own schedule', 
 });
 
 const PROPORTIONAL = { ...DEFAULT_REVISIT_OPTIONS, allocation: 'proportional' as const };
+/** The √ form of the freshness allocation (the default before revisit goals; test/unit/revisit-allocation.test.ts covers the goal default). */
+const SQRT = { ...DEFAULT_REVISIT_OPTIONS, allocation: 'sqrt' as const };
 
 test('singular cases back off by the constant; the minimum holds', () => {
   const rng = mulberry32(1);
@@ -127,7 +129,7 @@ test('singular cases back off by the constant; the minimum holds', () => {
   assert.equal(n.kind, 'backoffUp');
   assert.equal(n.interval, 2 * DAY_S * DEFAULT_REVISIT_OPTIONS.backoff);
   // Under sqrt allocation the interval moves by √backoff (the assumed change interval by backoff).
-  n = nextInterval(s, rng);
+  n = nextInterval(s, rng, SQRT);
   assert.equal(n.kind, 'backoffUp');
   assert.ok(Math.abs(n.interval - 2 * DAY_S * Math.sqrt(DEFAULT_REVISIT_OPTIONS.backoff)) < 1e-6);
 
@@ -138,26 +140,26 @@ test('singular cases back off by the constant; the minimum holds', () => {
   n = nextInterval(c, rng, PROPORTIONAL);
   assert.equal(n.kind, 'backoffDown');
   assert.equal(n.interval, (8 * HOUR_S) / DEFAULT_REVISIT_OPTIONS.backoff);
-  assert.ok(Math.abs(nextInterval(c, rng).interval - (8 * HOUR_S) / Math.sqrt(DEFAULT_REVISIT_OPTIONS.backoff)) < 1e-6);
+  assert.ok(Math.abs(nextInterval(c, rng, SQRT).interval - (8 * HOUR_S) / Math.sqrt(DEFAULT_REVISIT_OPTIONS.backoff)) < 1e-6);
   c = update(c, { at: DAY_S + 9 * HOUR_S, changed: true });
   n = nextInterval(c, rng, PROPORTIONAL);
   assert.equal(n.interval, DEFAULT_REVISIT_OPTIONS.minIntervalS, 'never below the minimum');
-  assert.equal(nextInterval(c, rng).interval, DEFAULT_REVISIT_OPTIONS.minIntervalS);
+  assert.equal(nextInterval(c, rng, SQRT).interval, DEFAULT_REVISIT_OPTIONS.minIntervalS);
 });
 
 test('allocation: proportional revisits every τ̂, sqrt every √(τ̂·τ0)', () => {
   const tau0 = DEFAULT_REVISIT_OPTIONS.freshnessScaleS;
   assert.equal(allocate(7 * DAY_S, PROPORTIONAL), 7 * DAY_S);
-  assert.ok(Math.abs(allocate(7 * DAY_S) - Math.sqrt(7 * DAY_S * tau0)) < 1e-6);
-  assert.ok(Math.abs(allocate(tau0) - tau0) < 1e-6, 'a page changing every τ0 is revisited every τ0');
+  assert.ok(Math.abs(allocate(7 * DAY_S, SQRT) - Math.sqrt(7 * DAY_S * tau0)) < 1e-6);
+  assert.ok(Math.abs(allocate(tau0, SQRT) - tau0) < 1e-6, 'a page changing every τ0 is revisited every τ0');
   // Slow pages are revisited more often than they change, fast ones less often.
-  assert.ok(allocate(30 * DAY_S) < 30 * DAY_S && allocate(HOUR_S) > HOUR_S);
+  assert.ok(allocate(30 * DAY_S, SQRT) < 30 * DAY_S && allocate(HOUR_S, SQRT) > HOUR_S);
   // The estimate branch uses it.
   let s = initialState(0);
   for (let k = 1; k <= 10; k++) s = update(s, { at: k * DAY_S, changed: k % 3 === 0 });
   const est = estimateInterval(s);
   assert.ok(est !== null);
-  const n = nextInterval(s, mulberry32(2));
+  const n = nextInterval(s, mulberry32(2), SQRT);
   assert.equal(n.kind, 'estimate');
   assert.ok(Math.abs(n.interval - Math.sqrt(est * tau0)) < 1e-6);
   assert.equal(nextInterval(s, mulberry32(2), PROPORTIONAL).interval, est);
@@ -207,7 +209,7 @@ test('intervals beyond 400 days become uniform in 300–400 days', () => {
   b = update(b, { at: 300 * DAY_S, changed: false });
   assert.ok(nextInterval(b, rng, PROPORTIONAL).capped);
   // Under sqrt allocation only change intervals beyond cap²/τ0 (about 73 years) reach the cap.
-  assert.ok(!nextInterval(s, rng).capped);
+  assert.ok(!nextInterval(s, rng, SQRT).capped);
 });
 
 test('Cho MLE equals the closed form (3) when all tc are equal, and handles boundaries', () => {
@@ -326,7 +328,7 @@ test('overload detection and remedies make 1/L fit', () => {
 });
 
 test('policies on simulated Poisson pages: meguri vs the same fetch budget at a fixed interval', () => {
-  const r = comparePolicies({ pages: 2_000, days: 60, seed: 9 });
+  const r = comparePolicies({ pages: 2_000, days: 60, seed: 9, revisit: SQRT });
   assert.ok(Math.abs(r.fixed.fetches - r.meguri.fetches) / r.meguri.fetches < 0.002, 'same fetch budget');
   const ratio = r.meguri.versionsPerFetch / r.fixed.versionsPerFetch;
   assert.ok(ratio >= 1.5, `versions per fetch: meguri ${r.meguri.versionsPerFetch} / fixed ${r.fixed.versionsPerFetch} = ${ratio}`);
@@ -340,7 +342,7 @@ test('policies on simulated Poisson pages: meguri vs the same fetch budget at a 
 
 test('sqrt allocation is what beats a fixed interval on staleness; proportional does not', () => {
   for (const seed of [2, 3]) {
-    const sqrt = comparePolicies({ pages: 1_500, days: 60, seed });
+    const sqrt = comparePolicies({ pages: 1_500, days: 60, seed, revisit: SQRT });
     assert.ok(sqrt.meguri.versionsPerFetch >= 1.5 * sqrt.fixed.versionsPerFetch, `seed ${seed}: versions per fetch`);
     assert.ok(sqrt.meguri.meanStalenessS < 0.95 * sqrt.fixed.meanStalenessS, `seed ${seed}: staleness ${sqrt.meguri.meanStalenessS} vs ${sqrt.fixed.meanStalenessS}`);
     const prop = comparePolicies({ pages: 1_500, days: 60, seed, revisit: { ...DEFAULT_REVISIT_OPTIONS, allocation: 'proportional' } });
