@@ -14,6 +14,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SimWeb } from '../simweb/index.ts';
+import type { ChangeOptions } from '../simweb/index.ts';
 import { ScaledClock } from '../runtime/index.ts';
 import { measureFreshness, fixedIntervalPages } from '../revisit/freshness.ts';
 import type { Freshness, PageTruth } from '../revisit/freshness.ts';
@@ -37,6 +38,10 @@ export interface ChangingDemoOptions {
   onProgress?: CrawlOptions['onProgress'];
   signal?: AbortSignal;
   log?: (line: string) => void;
+  /** The web's change model (default: demo --changing's); its epoch is always the crawl's start. */
+  change?: ChangeOptions;
+  /** Which validators the web's hosts send (default: the simulated web's mix). */
+  validators?: { noneShare?: number; etagOnlyShare?: number; lastModifiedOnlyShare?: number };
 }
 
 export interface PolicyFigures extends Freshness {
@@ -73,7 +78,29 @@ function figures(f: Freshness): PolicyFigures {
   };
 }
 
-export async function runChangingDemo(o: ChangingDemoOptions): Promise<ChangingDemoReport> {
+/** A page of the changing web with its ground truth: what the crawl did, and its known change rate. */
+export interface PageWithRate extends PageTruth {
+  /** mean interval of the page's main-text changes (ms); Infinity for boilerplate-only pages */
+  meanIntervalMs: number;
+}
+
+export interface ChangingCrawl {
+  crawl: CrawlSummary;
+  start: number;
+  stoppedAt: number;
+  pages: PageWithRate[];
+  pagesWithBoilerplateOnlyChanges: number;
+  pagesThatDisappeared: number;
+  pagesDisallowedByRobots: number;
+}
+
+/** The change model of `demo --changing`, unless a caller (bench:freshness) gives its own. */
+function demoChange(start: number, spanMs: number): ChangeOptions {
+  return { epochMs: start, minIntervalMs: HOUR, maxIntervalMs: 365 * DAY, boilerplateOnlyShare: 0.15, goneShare: 0.05, goneWithinMs: spanMs };
+}
+
+/** Serves the changing web, crawls it on the scaled clock for `durationS` wall seconds, and reads the ground truth. */
+export async function runChangingCrawl(o: ChangingDemoOptions): Promise<ChangingCrawl> {
   const start = Date.now();
   const clock = new ScaledClock(start, o.speed);
   const spanMs = o.durationS * 1000 * o.speed;
@@ -82,7 +109,8 @@ export async function runChangingDemo(o: ChangingDemoOptions): Promise<ChangingD
     hosts: o.hosts,
     pagesPerHost: o.pagesPerHost,
     clock,
-    change: { epochMs: start, minIntervalMs: HOUR, maxIntervalMs: 365 * DAY, boilerplateOnlyShare: 0.15, goneShare: 0.05, goneWithinMs: spanMs },
+    change: { ...demoChange(start, spanMs), ...o.change, epochMs: start },
+    ...(o.validators ? { validators: o.validators } : {}),
   });
   const stop = new AbortController();
   const end = start + spanMs;
@@ -98,66 +126,73 @@ export async function runChangingDemo(o: ChangingDemoOptions): Promise<ChangingD
     const base = o.crawlOptions(web.homeUrls(), resolve, dataDir);
     const crawl = await runCrawl({ ...base, clock, signal: stop.signal, untilIdle: false, ...(o.onProgress ? { onProgress: o.onProgress } : {}) });
     const stoppedAt = Math.min(end, clock.now());
-
-    // Ground truth: each page's content changes (a disappearance counts as one) and the crawl's
-    // answered page fetches, from the server's log.
-    const fetchesOf = new Map<string, number[]>();
-    for (const e of web.accessLog()) {
-      if (e.path === '/robots.txt' || e.path === '/sitemap.xml' || e.status === 0) continue;
-      const url = `${web.origin(e.host)}${e.path}`;
-      const list = fetchesOf.get(url) ?? [];
-      list.push(e.t);
-      fetchesOf.set(url, list);
-    }
-    const truths: PageTruth[] = [];
-    let boilerplateOnly = 0;
-    let disappeared = 0;
-    let disallowed = 0;
-    for (let h = 0; h < o.hosts; h++) {
-      for (const url of web.pageUrls(h)) {
-        // A page robots.txt forbids is never fetched by the crawler, and the fixed-interval policy
-        // must not fetch it either: it is out of the comparison.
-        if (!web.isAllowed(url)) {
-          disallowed++;
-          continue;
-        }
-        const state = web.stateAt(url, stoppedAt);
-        if (state.boilerplateOnly) boilerplateOnly++;
-        const changes = web
-          .changeTimes(url, start, stoppedAt)
-          .filter((c) => c.kind === 'content')
-          .map((c) => c.t);
-        if (state.gone !== undefined && state.gone.at <= stoppedAt) {
-          disappeared++;
-          changes.push(state.gone.at);
-          changes.sort((a, b) => a - b);
-        }
-        truths.push({ changes, fetches: (fetchesOf.get(url) ?? []).sort((a, b) => a - b) });
-      }
-    }
-    const meguri = measureFreshness(truths, start, stoppedAt);
-    const fixed = fixedIntervalPages(truths, start, stoppedAt);
-    const fixedFigures = measureFreshness(fixed.pages, start, stoppedAt);
-    return {
-      crawl,
-      simulatedWeb: {
-        hosts: o.hosts,
-        pagesPerHost: o.pagesPerHost,
-        speed: o.speed,
-        simulatedHours: Math.round(((stoppedAt - start) / HOUR) * 10) / 10,
-        changeIntervals: 'Poisson, mean interval log-uniform from 1 hour to 365 days per page',
-        pagesWithBoilerplateOnlyChanges: boilerplateOnly,
-        pagesThatDisappeared: disappeared,
-        pagesDisallowedByRobots: disallowed,
-      },
-      meguri: figures(meguri),
-      fixedInterval: { ...figures(fixedFigures), intervalHours: Math.round((fixed.intervalMs / HOUR) * 100) / 100 },
-    };
+    return { crawl, start, stoppedAt, ...groundTruth(web, o.hosts, start, stoppedAt) };
   } finally {
     clearInterval(watch);
     o.signal?.removeEventListener('abort', onAbort);
     await web.close();
   }
+}
+
+/** Each page's content changes (a disappearance counts as one) and the crawl's answered fetches, from the server's log. */
+function groundTruth(web: SimWeb, hosts: number, start: number, stoppedAt: number): Omit<ChangingCrawl, 'crawl' | 'start' | 'stoppedAt'> {
+  const fetchesOf = new Map<string, number[]>();
+  for (const e of web.accessLog()) {
+    if (e.path === '/robots.txt' || e.path === '/sitemap.xml' || e.status === 0) continue;
+    const url = `${web.origin(e.host)}${e.path}`;
+    const list = fetchesOf.get(url) ?? [];
+    list.push(e.t);
+    fetchesOf.set(url, list);
+  }
+  const pages: PageWithRate[] = [];
+  let boilerplateOnly = 0;
+  let disappeared = 0;
+  let disallowed = 0;
+  for (let h = 0; h < hosts; h++) {
+    for (const url of web.pageUrls(h)) {
+      // A page robots.txt forbids is never fetched by the crawler, and the fixed-interval policy
+      // must not fetch it either: it is out of the comparison.
+      if (!web.isAllowed(url)) {
+        disallowed++;
+        continue;
+      }
+      const state = web.stateAt(url, stoppedAt);
+      if (state.boilerplateOnly) boilerplateOnly++;
+      const changes = web
+        .changeTimes(url, start, stoppedAt)
+        .filter((c) => c.kind === 'content')
+        .map((c) => c.t);
+      if (state.gone !== undefined && state.gone.at <= stoppedAt) {
+        disappeared++;
+        changes.push(state.gone.at);
+        changes.sort((a, b) => a - b);
+      }
+      pages.push({ changes, fetches: (fetchesOf.get(url) ?? []).sort((a, b) => a - b), meanIntervalMs: state.boilerplateOnly ? Infinity : state.meanIntervalMs });
+    }
+  }
+  return { pages, pagesWithBoilerplateOnlyChanges: boilerplateOnly, pagesThatDisappeared: disappeared, pagesDisallowedByRobots: disallowed };
+}
+
+export async function runChangingDemo(o: ChangingDemoOptions): Promise<ChangingDemoReport> {
+  const r = await runChangingCrawl(o);
+  const meguri = measureFreshness(r.pages, r.start, r.stoppedAt);
+  const fixed = fixedIntervalPages(r.pages, r.start, r.stoppedAt);
+  const fixedFigures = measureFreshness(fixed.pages, r.start, r.stoppedAt);
+  return {
+    crawl: r.crawl,
+    simulatedWeb: {
+      hosts: o.hosts,
+      pagesPerHost: o.pagesPerHost,
+      speed: o.speed,
+      simulatedHours: Math.round(((r.stoppedAt - r.start) / HOUR) * 10) / 10,
+      changeIntervals: 'Poisson, mean interval log-uniform from 1 hour to 365 days per page',
+      pagesWithBoilerplateOnlyChanges: r.pagesWithBoilerplateOnlyChanges,
+      pagesThatDisappeared: r.pagesThatDisappeared,
+      pagesDisallowedByRobots: r.pagesDisallowedByRobots,
+    },
+    meguri: figures(meguri),
+    fixedInterval: { ...figures(fixedFigures), intervalHours: Math.round((fixed.intervalMs / HOUR) * 100) / 100 },
+  };
 }
 
 /** Scheduler timers for a crawl on a clock `speed` times faster than wall time: the same wall cadence. */

@@ -24,6 +24,13 @@ export interface ChangeOptions {
   goneWithinMs?: number;
   /** Share of disappeared pages answering 410 rather than 404. Default 0.5. */
   gone410Share?: number;
+  /**
+   * Share of the pages whose boilerplate (the header's date line and promo box) also changes every
+   * `boilerplateTickMs`, on top of their own Poisson changes (a date line, a rotating promo). Default 0.
+   */
+  boilerplateTickShare?: number;
+  /** Period of those boilerplate ticks. Default 30 minutes. */
+  boilerplateTickMs?: number;
 }
 
 /** One change of a page. `content` changes alter the main text; `boilerplate` ones only the header block. */
@@ -64,6 +71,7 @@ const P_ROOT = 0xc4a6;
 const P_SPLIT = 0xc4a7;
 const P_LEAF = 0xc4a8;
 const P_BIRTH = 0xc4a9;
+const P_TICK = 0xc4aa;
 
 export class ChangeModel {
   readonly epochMs: number;
@@ -73,6 +81,8 @@ export class ChangeModel {
   private readonly goneShare: number;
   private readonly goneWithinMs: number;
   private readonly gone410Share: number;
+  private readonly tickShare: number;
+  private readonly tickMs: number;
 
   constructor(
     private readonly seed: number,
@@ -87,6 +97,24 @@ export class ChangeModel {
     this.goneShare = opts.goneShare ?? 0.01;
     this.goneWithinMs = opts.goneWithinMs ?? 365 * DAY;
     this.gone410Share = opts.gone410Share ?? 0.5;
+    this.tickShare = opts.boilerplateTickShare ?? 0;
+    this.tickMs = opts.boilerplateTickMs ?? 30 * 60_000;
+    if (!(this.tickMs > 0)) throw new RangeError('bad boilerplate tick period');
+  }
+
+  /** Whether the page's boilerplate also changes every tick (see `boilerplateTickShare`). */
+  boilerplateTicks(host: number, page: number): boolean {
+    return this.tickShare > 0 && hash01(this.seed, P_TICK, host, page) < this.tickShare;
+  }
+
+  /** Boilerplate ticks with time <= t (0 for pages without them). */
+  private ticksAt(host: number, page: number, t: number): number {
+    return t < this.epochMs || !this.boilerplateTicks(host, page) ? 0 : Math.floor((t - this.epochMs) / this.tickMs);
+  }
+
+  /** Every change (Poisson changes and boilerplate ticks) with time <= t: the version in the page's ETag. */
+  versionAt(host: number, page: number, t: number): number {
+    return this.countAt(host, page, t) + this.ticksAt(host, page, t);
   }
 
   meanIntervalMs(host: number, page: number): number {
@@ -182,12 +210,15 @@ export class ChangeModel {
   }
 
   stateAt(host: number, page: number, t: number): PageState {
-    const version = this.countAt(host, page, t);
+    const count = this.countAt(host, page, t);
+    const ticks = this.ticksAt(host, page, t);
+    const version = count + ticks;
     const boilerplateOnly = this.boilerplateOnly(host, page);
+    const changedAt = count === 0 ? this.birthTime(host, page) : this.eventTime(host, page, count);
     const state: PageState = {
       version,
-      contentVersion: boilerplateOnly ? 0 : version,
-      lastModified: version === 0 ? this.birthTime(host, page) : this.eventTime(host, page, version),
+      contentVersion: boilerplateOnly ? 0 : count,
+      lastModified: ticks > 0 ? Math.max(changedAt, this.epochMs + ticks * this.tickMs) : changedAt,
       boilerplateOnly,
       meanIntervalMs: this.meanIntervalMs(host, page),
     };
@@ -218,6 +249,10 @@ export class ChangeModel {
       visit(level + 1, index * 2 + 1, start + half, half, count - left);
     };
     visit(0, 0, 0, SPAN, this.rootCount(host, page));
-    return out;
+    if (!this.boilerplateTicks(host, page)) return out;
+    for (let k = Math.max(1, this.ticksAt(host, page, from) + 1), t = this.epochMs + k * this.tickMs; t <= to; k++, t += this.tickMs) {
+      if (t > from) out.push({ t, kind: 'boilerplate' });
+    }
+    return out.sort((a, b) => a.t - b.t);
   }
 }

@@ -752,7 +752,7 @@ export class SimWebModel {
 
   versionAt(url: string, t: number): number {
     const p = this.requirePage(url);
-    return this.changes.countAt(p.host, p.page, t);
+    return this.changes.versionAt(p.host, p.page, t);
   }
 
   stateAt(url: string, t: number): PageState {
