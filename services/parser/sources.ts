@@ -6,6 +6,8 @@
  *   sitemap index → one discovered link per child sitemap, kind=sitemap (the scheduler fetches
  *       it as a sitemap);
  *   feed → one discovered link per item, via=feed, its date as lastmod.
+ * Which of these a document is, its root element decides (document-root.ts), not its Content-Type:
+ * a feed URL answering with a urlset or sitemapindex is read as a sitemap (readSource).
  * The outcome stays `ok` and summarises the document in `outcome.document` (entries, item id
  * hashes, newest/oldest dates, the feed's ttl hint) so the scheduler can adapt the document's own
  * re-read schedule; a document that cannot be read gives an `error` outcome with the parser's code
