@@ -74,6 +74,12 @@ if (testFiles.some((f) => f.includes('warc')) && process.env.MEGURI_TEST_NETNS !
   if (warcio.status !== 0) console.error('# Python warcio is not available; the WARC tests will say why');
 }
 
+// The Python consumer test runs examples/python/ with confluent-kafka: set up its venv while the network is here.
+if (testFiles.some((f) => f.includes('python-consumer')) && process.env.MEGURI_TEST_NETNS !== 'inside') {
+  const ck = spawnSync('bash', [join(root, 'scripts/ensure-confluent-kafka.sh')], { stdio: ['ignore', 'ignore', 'inherit'], cwd: root });
+  if (ck.status !== 0) console.error('# Python confluent-kafka is not available; the Python consumer test will say why');
+}
+
 // The live-view test drives a real headless Chromium: install Debian's while the network is here.
 if (testFiles.some((f) => f.includes('live-view')) && process.env.MEGURI_TEST_NETNS !== 'inside') {
   const chromium = spawnSync('bash', [join(root, 'scripts/ensure-chromium.sh')], { stdio: ['ignore', 'ignore', 'inherit'], cwd: root });
