@@ -10,7 +10,8 @@
 // --speed times faster than wall time. After --warmup-days the server's own log is scored against
 // the ground truth (services/revisit/freshness.ts), and the same fetch count is replayed on the same
 // change times under: one fixed interval for every page, revisits proportional to the known change
-// rates, and the known-rate freshness-optimal allocation (Cho & Garcia-Molina, TODS 2003).
+// rates, and the known-rate freshness-optimal allocation (Cho & Garcia-Molina, TODS 2003). Then the
+// change-rate estimators' error against known rates after n revisits (pure, no crawl).
 //
 // Run: npm run bench:freshness -- [--seeds 1,2] [--days 8] [--warmup-days 2.5] [--speed 3600]
 //        [--hosts 30] [--pages 40] [--revisit-goal freshness|versions] [--allocation goal|sqrt|proportional] [--json]
@@ -20,6 +21,9 @@ import type { ChangingCrawl } from '../services/cli/demo-changing.ts';
 import { fixedIntervalPages, measureFreshness } from '../services/revisit/freshness.ts';
 import type { Freshness, PageTruth } from '../services/revisit/freshness.ts';
 import { knownRatePolicy } from '../services/revisit/policies.ts';
+import { DEFAULT_REVISIT_OPTIONS, estimateInterval, initialState, nextInterval, update } from '../services/revisit/estimator.ts';
+import { logUniformGrid, posteriorMeanInterval } from '../services/revisit/posterior.ts';
+import { mulberry32 } from '../services/revisit/simulate.ts';
 import { machineInfo, machineLine } from './machine.ts';
 
 const HOUR = 3_600_000;
@@ -126,13 +130,51 @@ function table(seed: number, r: ChangingCrawl, rows: Row[]): string {
   return lines.join('\n');
 }
 
+/**
+ * The estimators' error against known rates as observations accrue: pages with mean change
+ * intervals log-uniform in the bench's range, each revisited on meguri's default schedule; after n
+ * revisits, the median |τ̂ − τ|/τ of equation (4) (over the pages it can estimate at all: it is
+ * undefined until a page has both changed and stayed unchanged) and of the posterior mean.
+ */
+function estimatorError(seed: number): { n: number; eq4Estimable: number; eq4MedianError: number; posteriorMedianError: number }[] {
+  const rng = mulberry32(seed);
+  const grid = logUniformGrid(DEFAULT_REVISIT_OPTIONS.priorMinS, DEFAULT_REVISIT_OPTIONS.priorMaxS);
+  const checkpoints = [2, 3, 4, 8, 16, 32];
+  const eq4: number[][] = checkpoints.map(() => []);
+  const post: number[][] = checkpoints.map(() => []);
+  const pages = 2000;
+  for (let i = 0; i < pages; i++) {
+    const tau = minChangeH * 3600 * Math.exp(rng() * Math.log((maxChangeD * 24) / minChangeH));
+    let s = initialState(0);
+    let t = 0;
+    for (let n = 1; n <= checkpoints.at(-1)!; n++) {
+      const dt = nextInterval(s, rng).interval;
+      t += dt;
+      s = update(s, { at: t, changed: rng() < -Math.expm1(-dt / tau) });
+      const c = checkpoints.indexOf(n);
+      if (c < 0) continue;
+      const e = estimateInterval(s);
+      if (e !== null) eq4[c]!.push(Math.abs(e - tau) / tau);
+      post[c]!.push(Math.abs(posteriorMeanInterval(s, grid) - tau) / tau);
+    }
+  }
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? NaN;
+  return checkpoints.map((n, c) => ({ n, eq4Estimable: eq4[c]!.length / pages, eq4MedianError: median(eq4[c]!), posteriorMedianError: median(post[c]!) }));
+}
+
 const results: { seed: number; crawl: { pagesFetched: number; stoppedBecause: string }; rows: Row[] }[] = [];
-for (const seed of seeds) {
+for (const seed of args.includes('--estimator-only') ? [] : seeds) {
   const r = await crawlOnce(seed);
   const rows = score(r);
   results.push({ seed, crawl: { pagesFetched: r.crawl.pagesFetched, stoppedBecause: r.crawl.stoppedBecause }, rows });
   if (!json) console.log(`${table(seed, r, rows)}\n`);
 }
+const errors = estimatorError(seeds[0] ?? 1);
+if (!json) {
+  const lines = ['estimator error vs known rates (median |τ̂ − τ|/τ), revisits on the default schedule:', '| revisits | eq. (4) defined for | eq. (4) error | posterior (geometric) mean error |', '|---|---|---|---|'];
+  for (const e of errors) lines.push(`| ${e.n} | ${(e.eq4Estimable * 100).toFixed(0)} % | ${e.eq4MedianError.toFixed(2)} | ${e.posteriorMedianError.toFixed(2)} |`);
+  console.log(`${lines.join('\n')}\n`);
+}
 const settings = { days, warmupDays, speed, hosts, pagesPerHost, minChangeH, maxChangeD, revisitGoal: goal ?? 'default', allocation: allocation ?? 'default' };
-if (json) console.log(JSON.stringify({ settings, machine: machineInfo(), results }, null, 2));
+if (json) console.log(JSON.stringify({ settings, machine: machineInfo(), results, estimatorError: errors }, null, 2));
 else console.log(machineLine(machineInfo()));
