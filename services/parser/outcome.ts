@@ -178,6 +178,29 @@ function validatorsOf(headers: Record<string, string>): OutcomeLink['validators'
   return v.etag !== undefined || v.lastModified !== undefined ? v : undefined;
 }
 
+/** The robots.txt response as the scheduler reads it: status, error, and the first 500 KiB of the body. */
+function robotsOf(page: PageRecord, result: Result): NonNullable<OutcomeLink['robots']> {
+  const robots: NonNullable<OutcomeLink['robots']> = { status: page.status };
+  if (result === 'ok' && page.body !== undefined) {
+    const cut = robotsBody(pageText(page)?.text ?? '');
+    robots.body = cut.body;
+    if (cut.truncated) {
+      robots.truncated = true;
+      robots.bodyBytes = cut.bytes;
+    }
+  }
+  if (page.error !== undefined) robots.errorCode = page.error.code;
+  return robots;
+}
+
+/** The out-links an outcome lists: all of them, unless more than MAX_OUT_LINKS or OUT_LINKS_CHARS in all. */
+function listedOutLinks(targets: readonly { url: string }[]): string[] | undefined {
+  if (targets.length > MAX_OUT_LINKS) return undefined;
+  let chars = 0;
+  for (const t of targets) chars += t.url.length;
+  return chars <= OUT_LINKS_CHARS ? targets.map((t) => t.url) : undefined;
+}
+
 /** Turns one `pages` record into the outcome and discovered links for the `links` topic. */
 export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: OutcomeOptions = {}): PageRecords {
   const req = page.request;
@@ -210,17 +233,7 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
   if (req.reason === 'address') return { outcome, links: [] };
 
   if (req.reason === 'robots') {
-    const robots: NonNullable<OutcomeLink['robots']> = { status: page.status };
-    if (result === 'ok' && page.body !== undefined) {
-      const cut = robotsBody(pageText(page)?.text ?? '');
-      robots.body = cut.body;
-      if (cut.truncated) {
-        robots.truncated = true;
-        robots.bodyBytes = cut.bytes;
-      }
-    }
-    if (page.error !== undefined) robots.errorCode = page.error.code;
-    outcome.robots = robots;
+    outcome.robots = robotsOf(page, result);
     return { outcome, links: [] };
   }
 
@@ -273,11 +286,8 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
   const outDegree = targets.length;
   outcome.outDegree = outDegree;
   if (outDegree === 0) return { outcome, links: [], extracted: ex };
-  if (outDegree <= MAX_OUT_LINKS) {
-    let chars = 0;
-    for (const t of targets) chars += t.url.length;
-    if (chars <= OUT_LINKS_CHARS) outcome.outLinks = targets.map((t) => t.url);
-  }
+  const outLinks = listedOutLinks(targets);
+  if (outLinks !== undefined) outcome.outLinks = outLinks;
 
   const depth = req.depth + 1;
   const cgiHops = isDynamicUrl(page.finalUrl) ? req.cgiHops + 1 : 0;
