@@ -17,7 +17,9 @@ import { loadLanguageDetector } from '../../services/parser/language.ts';
 import { linksOf } from '../../services/common/link-bundles.ts';
 import { crawlCatalog } from '../../topology/catalog.ts';
 import { recordSize } from '../../services/runtime/emitter.ts';
-import { parse, rulesForFetchResult, forAgent, boundRules, toJSON } from '../../services/scheduler/robots/index.ts';
+import { parse, rulesForFetchResult, forAgent, boundRules, toJSON, fromJSON, STORED_RULES_BYTES } from '../../services/scheduler/robots/index.ts';
+import type { HostState } from '../../services/scheduler/state.ts';
+import { openSchedulerDriver, seed, link } from '../support/scheduler-driver.ts';
 import { robotsBody } from '../../services/common/robots-body.ts';
 import { fitLinksRecord, jsonBytes } from '../../topology/links-bounds.ts';
 
@@ -223,5 +225,33 @@ describe('the pure bounds', () => {
     assert.ok(cut.robots.body!.startsWith('User-agent: *\nDisallow: /a\n') && cut.robots.body!.endsWith('\n'));
     assert.equal(cut.robots.bodyBytes, Buffer.byteLength(outcome.robots!.body!));
     assert.equal(fitLinksRecord({ v: 1, type: 'seed', url: 'http://a.test/', addedAt: T0 }, 10), undefined, 'a seed is never split');
+  });
+});
+
+describe('the scheduler given robots rules larger than a host may keep', () => {
+  it('keeps its own agent\'s rules within the bound, says truncated, and obeys them', async () => {
+    const h = await openSchedulerDriver({ politeness: { kFactor: 0 }, minIntervalMs: 0 });
+    try {
+      await h.send(seed('http://a.test/'));
+      const [robots] = h.nextRequests(1);
+      // ~500 KB of one-character rules for another crawler: more than 700 KB as stored rules.
+      const text = filled('User-agent: *\nDisallow: /private\n\nUser-agent: otherbot\n', 600_000, (i) => `Disallow:/${(i % 26).toString(36)}\n`);
+      const cut = robotsBody(text);
+      await h.send(h.outcome(robots!, { status: 200, result: 'ok', robots: { status: 200, body: cut.body, truncated: true, bodyBytes: cut.bytes } }));
+      const state = (await h.driver.store<HostState>('hosts').get('a.test'))!;
+      assert.ok(Buffer.byteLength(JSON.stringify(state)) < STORED_RULES_BYTES + 10_000, 'the host state stays within the bound');
+      const stored = fromJSON(state.robots!);
+      assert.equal(stored.truncated, true);
+      assert.deepEqual(stored.groups.map((g) => g.agents), [['*']], 'only the groups meguri matches are kept');
+      await h.advance(10);
+      const home = h.next();
+      assert.equal(home.url, 'http://a.test/');
+      await h.send([link('http://a.test/private/x', 'http://a.test/'), link('http://a.test/open', 'http://a.test/')]);
+      await h.answer(home);
+      await h.advance(10);
+      assert.equal(h.next().url, 'http://a.test/open', 'the disallowed URL is skipped');
+    } finally {
+      await h.stop();
+    }
   });
 });
