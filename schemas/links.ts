@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { version, httpUrl, epochMs, validators, recordPointer, errorCode } from './common.ts';
+import { version, httpUrl, epochMs, validators, recordPointer, errorCode, TEXT_MD5, TEXT_FINGERPRINT, PAGE_TITLE } from './common.ts';
 import { fetchReason, redirectHop, MAX_REDIRECT_HOPS } from './frontier.ts';
 
 /** Out-links listed on an outcome at most (a page with more still sends every link). */
@@ -103,9 +103,9 @@ export const outcomeLink = z.object({
   result: z
     .enum(['ok', 'not-modified', 'redirect', 'gone', 'client-error', 'server-error', 'error', 'not-html', 'address'])
     .describe('Classification of the fetch for the scheduler (`address`: the name was resolved, see serverIp; nothing was fetched).'),
-  md5: z.string().regex(/^[0-9a-f]{32}$/).optional(),
-  fingerprint: z.string().regex(/^[0-9a-f]{16}$/).optional().describe('64-bit boilerplate-insensitive simhash, hex.'),
-  title: z.string().max(1024).optional(),
+  md5: z.string().regex(/^[0-9a-f]{32}$/).optional().describe(TEXT_MD5),
+  fingerprint: z.string().regex(/^[0-9a-f]{16}$/).optional().describe(TEXT_FINGERPRINT),
+  title: z.string().max(1024).optional().describe(PAGE_TITLE),
   validators: validators.optional(),
   outDegree: z.number().int().nonnegative(),
   outLinks: z

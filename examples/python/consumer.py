@@ -16,7 +16,6 @@ It prints one JSON line per change, then one {"summary": ...} line, and exits 1 
 Needs `pip install -r requirements.txt` (confluent-kafka; Brotli for `br` bodies).
 """
 import argparse
-import codecs
 import gzip
 import hashlib
 import html
@@ -45,14 +44,6 @@ LABELS = {
     "iso-8859-15": "iso8859_15", "windows-1251": "cp1251", "koi8-r": "koi8_r", "gbk": "gbk", "gb2312": "gbk", "gb18030": "gb18030", "big5": "big5", "euc-kr": "cp949",
     "utf-16le": "utf-16-le", "utf-16be": "utf-16-be", "utf-16": "utf-16-le",
 }
-
-
-def whatwg_1252(err):
-    # windows-1252 as WHATWG defines it: the five bytes cp1252 leaves undefined map to U+0081 etc.
-    return "".join(chr(b) for b in err.object[err.start:err.end]), err.end
-
-
-codecs.register_error("whatwg-1252", whatwg_1252)
 
 
 def decode_framing(value):
@@ -105,8 +96,8 @@ def charset_of(header, body):
 
 def page_text(header, body):
     charset, skip = charset_of(header, body)
-    errors = "whatwg-1252" if charset == "cp1252" else "replace"
-    return body[skip:].decode(charset, errors=errors), charset
+    # Bytes the charset does not define, and invalid sequences, become U+FFFD (as meguri reads them).
+    return body[skip:].decode(charset, errors="replace"), charset
 
 
 def title_of(body_text_bytes):

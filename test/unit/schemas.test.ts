@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { jsonSchemas } from '../../schemas/generate.ts';
+import { fieldReference, jsonSchemas, withFieldReference } from '../../schemas/generate.ts';
 import { topicSchemas } from '../../schemas/index.ts';
 import { topics } from '../../topology/index.ts';
 
@@ -13,6 +13,14 @@ test('the committed JSON Schema files match the zod schemas (run `npm run schema
   for (const [file, schema] of Object.entries(generated)) {
     assert.deepEqual(JSON.parse(readFileSync(new URL(file, dir), 'utf8')), JSON.parse(JSON.stringify(schema)), file);
   }
+});
+
+test("docs/topics.md's field reference is the one the schemas generate (run `npm run schemas:generate`)", () => {
+  const doc = readFileSync(new URL('../../docs/topics.md', import.meta.url), 'utf8');
+  assert.equal(withFieldReference(doc), doc);
+  const reference = fieldReference();
+  // What a consumer in another language must not have to guess is stated beside the fields.
+  for (const needle of ['re-encoded as UTF-8', 'exactly 16 lower-case hex digits', 'decimal string', "topic prefix included", 'first &lt;title>', '`host[:port]`']) assert.ok(reference.includes(needle), needle);
 });
 
 test('every topology topic has a schema, and every schema a topic', () => {
