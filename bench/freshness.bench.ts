@@ -15,6 +15,9 @@
 //
 // Run: npm run bench:freshness -- [--seeds 1,2] [--days 8] [--warmup-days 2.5] [--speed 3600]
 //        [--hosts 30] [--pages 40] [--revisit-goal freshness|versions] [--allocation goal|sqrt|proportional] [--json]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createResolver } from '../services/fetcher/dns.ts';
 import { runChangingCrawl, scaledTimers } from '../services/cli/demo-changing.ts';
 import type { ChangingCrawl } from '../services/cli/demo-changing.ts';
@@ -73,7 +76,17 @@ function row(policy: string, f: Freshness): Row {
 
 async function crawlOnce(seed: number): Promise<ChangingCrawl> {
   const userAgent = 'meguri-bench/0.1 (+http://meguri.invalid/bot)';
+  const dataDir = mkdtempSync(join(tmpdir(), 'meguri-bench-freshness-'));
+  try {
+    return await crawlIn(seed, userAgent, dataDir);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function crawlIn(seed: number, userAgent: string, dataDir: string): Promise<ChangingCrawl> {
   return runChangingCrawl({
+    dataDir,
     hosts,
     pagesPerHost,
     webSeed: seed,
@@ -81,9 +94,9 @@ async function crawlOnce(seed: number): Promise<ChangingCrawl> {
     durationS: (days * DAY) / speed / 1000,
     change: { minIntervalMs: minChangeH * HOUR, maxIntervalMs: maxChangeD * DAY, boilerplateOnlyShare: 0.05, boilerplateTickShare: 1 / 3, boilerplateTickMs: 30 * 60_000, goneShare: 0.05, goneWithinMs: days * DAY },
     validators: { noneShare: 0, etagOnlyShare: 1, lastModifiedOnlyShare: 0 },
-    crawlOptions: (seedUrls, resolve, dataDir) => ({
+    crawlOptions: (seedUrls, resolve, dir) => ({
       seeds: seedUrls,
-      dataDir,
+      dataDir: dir,
       scheduler: {
         ...scaledTimers(speed),
         userAgent,
