@@ -40,6 +40,8 @@ import type {
 } from '../transport.ts';
 
 const { Kafka, logLevel: KafkaLogLevel } = kafkajs;
+/** How long a topic's max.message.bytes is kept before it is looked up again. */
+const TOPIC_LIMIT_TTL_MS = 5 * 60_000;
 
 export interface KafkaTransportOptions {
   readonly brokers: readonly string[];
@@ -82,6 +84,7 @@ export class KafkaTransport implements Transport {
   private readonly reader: DirectReader;
   private readonly plainLanes = new Map<string, PlainLane>();
   private readonly txProducers = new Map<string, Promise<Producer>>();
+  private readonly topicLimits = new Map<string, { readonly at: number; readonly limit: Promise<number | undefined> }>();
   private readonly offsetCommitters = new WeakMap<Consumer, CoalescingSender<PartitionOffset, void>>();
   private readonly members = new Set<KafkaGroupMember>();
   private closed = false;
@@ -203,6 +206,25 @@ export class KafkaTransport implements Transport {
     await p.then((producer) => producer.disconnect()).catch(() => undefined);
   }
 
+  /**
+   * Each topic's max.message.bytes among `records`, for splitting a send into batches its topics
+   * accept; looked up once per topic and kept for a few minutes (a lookup that fails: no limit but
+   * the request's).
+   */
+  private async messageLimits(records: readonly OutRecord[]): Promise<(topic: string) => number | undefined> {
+    const now = Date.now();
+    const found = new Map<string, number | undefined>();
+    for (const topic of new Set(records.map((r) => r.topic))) {
+      let entry = this.topicLimits.get(topic);
+      if (entry === undefined || now - entry.at > TOPIC_LIMIT_TTL_MS) {
+        entry = { at: now, limit: this.admin.maxMessageBytes(topic).catch(() => undefined) };
+        this.topicLimits.set(topic, entry);
+      }
+      found.set(topic, await entry.limit);
+    }
+    return (topic) => found.get(topic);
+  }
+
   /** The topic's effective max.message.bytes (its own setting, else the broker's default). */
   maxMessageBytes(topic: string): Promise<number | undefined> {
     return this.admin.maxMessageBytes(topic);
@@ -280,7 +302,8 @@ export class KafkaTransport implements Transport {
     try {
       // Inside the try: a producer that could not connect is dropped too, not kept for every later send.
       const producer = await current;
-      for (const chunk of chunkBySize(records)) {
+      const limitOf = await this.messageLimits(records);
+      for (const chunk of chunkBySize(records, undefined, limitOf)) {
         const { topicMessages, slots } = await toTopicMessages(chunk, (t) => this.admin.partitionCount(t));
         meta.push(...metadataFor(slots, await this.sendByCompression(topicMessages, (batch) => producer.sendBatch(batch))));
       }
@@ -321,7 +344,8 @@ export class KafkaTransport implements Transport {
     const tx = await producer.transaction();
     try {
       const meta: RecordMetadata[] = [];
-      for (const chunk of chunkBySize(commit.outputs)) {
+      const limitOf = await this.messageLimits(commit.outputs);
+      for (const chunk of chunkBySize(commit.outputs, undefined, limitOf)) {
         const { topicMessages, slots } = await toTopicMessages(chunk, (t) => this.admin.partitionCount(t));
         meta.push(...metadataFor(slots, await this.sendByCompression(topicMessages, (batch) => tx.sendBatch(batch))));
       }

@@ -9,26 +9,38 @@ import type { LogRecord, OutRecord, RecordMetadata } from '../transport.ts';
 
 export type KafkajsMessage = EachBatchPayload['batch']['messages'][number];
 
-/**
- * Splits records into requests of at most ~768 KiB, below the broker's default 1 MiB batch limit
- * (message.max.bytes): a large commit becomes several produce requests in the same transaction.
- */
 /** A record's size in a produce request, near enough for splitting and merging requests. */
 export function approxRecordBytes(r: OutRecord): number {
   return (r.value?.length ?? 0) + (r.key?.length ?? 0) + 64;
 }
 
-export function* chunkBySize(records: readonly OutRecord[], maxBytes = 768 * 1024): Generator<readonly OutRecord[]> {
+/** Room a record batch needs beside its records (its header and a margin), below a topic's limit. */
+const BATCH_OVERHEAD_BYTES = 1024;
+
+/**
+ * Splits records into produce requests of at most `maxBytes` (~768 KiB, below the broker's default
+ * 1 MiB), and so that the records of one topic in a request stay below that topic's own
+ * `max.message.bytes` (`limitOf`): the broker checks each partition's batch against its topic's
+ * limit, so a topic set lower than a request would refuse a batch of records that each fit. A large
+ * commit becomes several produce requests in the same transaction.
+ */
+export function* chunkBySize(records: readonly OutRecord[], maxBytes = 768 * 1024, limitOf: (topic: string) => number | undefined = () => undefined): Generator<readonly OutRecord[]> {
   let start = 0;
   let size = 0;
+  const perTopic = new Map<string, number>();
   for (let i = 0; i < records.length; i++) {
-    const bytes = approxRecordBytes(records[i]!);
-    if (i > start && size + bytes > maxBytes) {
+    const record = records[i]!;
+    const bytes = approxRecordBytes(record);
+    const topicLimit = limitOf(record.topic);
+    const overTopic = topicLimit !== undefined && (perTopic.get(record.topic) ?? 0) + bytes > topicLimit - BATCH_OVERHEAD_BYTES;
+    if (i > start && (size + bytes > maxBytes || overTopic)) {
       yield records.slice(start, i);
       start = i;
       size = 0;
+      perTopic.clear();
     }
     size += bytes;
+    perTopic.set(record.topic, (perTopic.get(record.topic) ?? 0) + bytes);
   }
   if (start < records.length) yield records.slice(start);
 }
