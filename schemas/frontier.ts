@@ -25,7 +25,7 @@ export const frontierRecord = z.object({
   depth: z.number().int().nonnegative().describe('Hops from the nearest seed.'),
   cgiHops: z.number().int().nonnegative().describe('Hops since the last static page (dynamic-page trap limit).'),
   validators: validators.optional(),
-  startSite: z.string().min(1).max(300).optional().describe('Discovery crawl (seed 002): host name of the start site this URL was found from; the parser copies it onto the page\'s links.'),
+  startSite: z.string().min(1).max(300).optional().describe('Discovery crawl (Hoshino et al.): host name of the start site this URL was found from; the parser copies it onto the page\'s links.'),
   userAgent: z.string().min(1).max(256).optional().describe('User-Agent for this request (a per-host rule of the scheduler); the fetcher\'s own otherwise.'),
   attempt: z.number().int().positive().describe('1 for the first try; incremented when a lost request is re-issued.'),
   ip: z.string().max(64).optional().describe('Resolved server IP when known (frontier is then keyed by it).'),

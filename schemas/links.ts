@@ -56,7 +56,7 @@ export const discoveredLink = z.object({
     .min(1)
     .max(300)
     .optional()
-    .describe('Discovery crawl (seed 002): host name of the start site the source page was crawled for (from its request).'),
+    .describe('Discovery crawl (Hoshino et al.): host name of the start site the source page was crawled for (from its request).'),
   redirect: z
     .array(redirectHop)
     .min(1)

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { version, httpUrl, epochMs } from './common.ts';
 
 /**
- * servers: hosts found by a discovery crawl (seed 002) — an external link's host, reported the first
+ * servers: hosts found by a discovery crawl (Hoshino et al.) — an external link's host, reported the first
  * time any start site links to it. Keyed by host, one record per host.
  */
 export const serverRecord = z.object({

@@ -108,7 +108,7 @@ export const topics: readonly TopicSpec[] = [
     cleanupPolicy: 'delete',
     retentionMs: 90 * DAY,
     compression: 'producer',
-    description: 'Servers (hosts) found by a discovery crawl (seed 002): each host once, with the first URL seen, its start site and depth.',
+    description: 'Servers (hosts) found by a discovery crawl (Hoshino et al.): each host once, with the first URL seen, its start site and depth.',
   },
   {
     name: 'deadletter',
@@ -128,7 +128,7 @@ export const services: readonly ServiceSpec[] = [
     stateful: true,
     reads: ['links'],
     // links: score passed on from fetched pages to other partitions (IPR VR/AR cut-offs)
-    // servers: hosts found by a discovery crawl (seed 002)
+    // servers: hosts found by a discovery crawl (Hoshino et al.)
     writes: ['frontier', 'links', 'revisits', 'changes', 'servers', 'deadletter'],
     stores: [
       { name: 'urls', changelog: true, description: 'Per-URL state: seen, depth, score, estimator, hashes, validators.' },

@@ -275,7 +275,7 @@ export async function duplicatesJob(agg: CrawlAggregate, store: ScratchStore, ho
   const text = [
     `${pages} pages, ${distinct} distinct bodies: ${clusters} duplicate clusters, ${duplicatePages} copies dropped`,
     ...largest.map((c) => `  ${c.size} × ${c.md5}  kept ${c.representative}`),
-    'best pages by quality (seed 001):',
+    'best pages by quality (Akamine et al.):',
     ...top.map((t) => `${String(t.rank).padStart(5)}  ${t.score.toFixed(2).padStart(6)}  ${t.url}`),
   ];
   return { result, files, text };

@@ -6,7 +6,7 @@
 import { Parser } from 'htmlparser2';
 import { createHash } from 'node:crypto';
 
-/** Sentences of at least this many characters count for the text score (seed 001's stage 2). */
+/** Sentences of at least this many characters count for the text score (Akamine et al.'s stage 2). */
 export const SENTENCE_MIN_CHARS = 40;
 
 /** Outbound link targets kept per page (a link farm page with more still counts them all). */
@@ -35,11 +35,11 @@ export interface PageSummary {
   lang: string;
   md5: string;
   bytes: number;
-  /** Query string or CGI-like path (seed 000's dynamic pages). */
+  /** Query string or CGI-like path (Muraoka et al.'s dynamic pages). */
   dynamic: boolean;
-  /** Path segments: `/` is 0, `/a/b.html` is 2 (seed 001: deeper is lower). */
+  /** Path segments: `/` is 0, `/a/b.html` is 2 (Akamine et al.: deeper is lower). */
   pathDepth: number;
-  /** Characters of the query string without `?` (seed 001: longer CGI arguments are lower). */
+  /** Characters of the query string without `?` (Akamine et al.: longer CGI arguments are lower). */
   queryLength: number;
   images: number;
   /** Links to the page's own host. */

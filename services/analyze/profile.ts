@@ -1,5 +1,5 @@
 /**
- * Seed 000's site profile: seven axes per site, each scored 0–100 where 50 is the mean over all
+ * Muraoka et al.'s site profile: seven axes per site, each scored 0–100 where 50 is the mean over all
  * sites of the crawl (score = 50 × value / mean, capped at 100; a site at twice the mean or more
  * scores 100, an axis whose mean is 0 scores 0 for every site).
  */

@@ -1,5 +1,5 @@
 /**
- * Seed 001's page quality score for selecting pages: server rank (higher is better), URL depth
+ * Akamine et al.'s page quality score for selecting pages: server rank (higher is better), URL depth
  * (deeper is lower), CGI argument length (longer is lower), crawl date (newer is higher) and a text
  * score (sentences above a length). The paper names the factors, not their weights: here each factor
  * is mapped to 0–1 and they are averaged with equal weights, giving 0–100.

@@ -1,5 +1,5 @@
 /**
- * Server-level PageRank (seed 000): nodes are hosts, an edge u→v means some page of u links to some
+ * Server-level PageRank (Muraoka et al.): nodes are hosts, an edge u→v means some page of u links to some
  * page of v (links within a host are left out). Unweighted by default — each server pair counts
  * once, however many page links join them; `weighted` splits a server's rank over its targets in
  * proportion to the number of page links instead. Damping 0.85; the rank of servers without

@@ -94,7 +94,7 @@ export interface CrawlSummary extends CrawlSnapshot {
   readonly outOfScopeSkipped: number;
   /** URLs not queued or given up by a per-host rule (--host-rules: block, maxPages, maxDepth) */
   readonly hostRuleSkipped: number;
-  /** discovery mode (seed 002): servers found, internal URLs left out of the sample, and the figures by depth */
+  /** discovery mode (Hoshino et al.): servers found, internal URLs left out of the sample, and the figures by depth */
   readonly externalServers?: number;
   readonly sampleSkipped?: number;
   readonly perDepth?: DepthRow[];

@@ -8,7 +8,7 @@
  * At the end the simulated web's ground truth is set beside what the crawl did: versions that
  * existed, versions the crawl saw, and how stale its copies were (services/revisit/freshness.ts),
  * for meguri's adaptive revisits and for a fixed revisit interval spending the same number of
- * fetches — the reason adaptive revisiting matters (seeds 001 and 004).
+ * fetches — the reason adaptive revisiting matters (Akamine et al. and the incremental archive crawler paper).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -223,8 +223,8 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .addOption(new Option('--site-cap-scope <scope>', 'what --max-pages-per-site counts: a host, or a registrable domain').choices(['host', 'domain']))
     .option('--max-urls-per-template <n>', 'new URLs one URL template of a host may add (trap bound; 0: no limit; default 1000)', int('--max-urls-per-template', 0))
     .option('--strip-params <names>', 'comma-separated query/path parameters removed from URLs, `name*` for a prefix ("" for none; default: session ids and tracking tags)', paramNames)
-    .option('--query-restriction [mode]', 'off; form (the default when no mode is given): a URL is not followed when its form without the query was seen (seed 002); all: no URL with a query is followed', queryMode)
-    .option('--no-query', 'seed 002\'s query restriction: same as --query-restriction form')
+    .option('--query-restriction [mode]', 'off; form (the default when no mode is given): a URL is not followed when its form without the query was seen (Hoshino et al.); all: no URL with a query is followed', queryMode)
+    .option('--no-query', 'Hoshino et al.\'s query restriction: same as --query-restriction form')
     .option('--no-sitemaps', "do not read hosts' sitemaps (robots.txt Sitemap: lines, else /sitemap.xml)")
     .option('--sitemap-interval <duration>', 'base re-read interval of a sitemap, adapted to how often it changes (default 24h)', duration)
     .option('--feeds-file <file>', 'file with one RSS/Atom feed URL per line, re-read on their own schedule; new items are fetched first')
@@ -239,7 +239,7 @@ function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns: 'stat
     .option('--exclude <regex>', EXCLUDE_HELP, collectRegex('--exclude'), [])
     .option('--host-rules <file>', HOST_RULES_HELP)
     .option('--alias-file <file>', ALIAS_HELP)
-    .addOption(new Option('--mode <mode>', "crawl; discovery: seed 002's server-discovery crawl — each seed a start site, its internal URLs (same host or a subdomain) followed, external hosts reported once on `servers` (default --max-depth 9)").choices(['crawl', 'discovery']))
+    .addOption(new Option('--mode <mode>', "crawl; discovery: Hoshino et al.'s server-discovery crawl — each seed a start site, its internal URLs (same host or a subdomain) followed, external hosts reported once on `servers` (default --max-depth 9)").choices(['crawl', 'discovery']))
     .option('--sample-rate <r>', 'discovery: share of the internal URLs found at depth n crawled at depth n+1 (0 < r ≤ 1; default 1)', rate)
     .option('--sample-seed <n>', 'discovery: seed of the sampling draw (default 1)', int('--sample-seed', 0))
     .option('--follow-servers', 'discovery: every new server becomes a start site of its own')
@@ -293,7 +293,7 @@ function crawlOptions(m: CrawlModules, urls: string[], flags: CrawlFlags, explic
     ...(flags.stripParams !== undefined ? { stripParams: flags.stripParams } : {}),
     ...(flags.queryRestriction !== undefined ? { queryRestriction: flags.queryRestriction === true ? ('form' as const) : flags.queryRestriction } : flags.query === false ? { queryRestriction: 'form' as const } : {}),
   };
-  // Discovery mode (seed 002): its own depth default (9), sampling and server following.
+  // Discovery mode (Hoshino et al.): its own depth default (9), sampling and server following.
   const discovery = flags.mode === 'discovery' || file.mode === 'discovery';
   const discoveryFlags = {
     ...(flags.mode !== undefined ? { mode: flags.mode } : {}),
@@ -322,7 +322,7 @@ function crawlOptions(m: CrawlModules, urls: string[], flags: CrawlFlags, explic
     ...(flags.dailyFile ? readSeedsFile(flags.dailyFile).map((url) => ({ url, kind: 'daily' as const })) : []),
   ];
   const sourceSettings = {
-    // A discovery crawl looks for servers at the least load (seed 002): it reads pages, not sitemaps.
+    // A discovery crawl looks for servers at the least load (Hoshino et al.): it reads pages, not sitemaps.
     sitemaps: flags.sitemaps && !discovery,
     ...(flags.sitemapInterval !== undefined ? { sitemapIntervalMs: flags.sitemapInterval } : {}),
     ...(flags.feedInterval !== undefined ? { feedIntervalMs: flags.feedInterval } : {}),
@@ -651,7 +651,7 @@ export function buildProgram(): Command {
   addLogLocation(
     program
       .command('analyze')
-      .description("Re-analyse a crawl's pages (seed 000/001): host-rank, distributions, duplicates, site-profile HOST..., geo. Bounded memory (a scratch RocksDB); text, --json, --out DIR for CSV + SVG.")
+      .description("Re-analyse a crawl's pages (Muraoka et al., Akamine et al.): host-rank, distributions, duplicates, site-profile HOST..., geo. Bounded memory (a scratch RocksDB); text, --json, --out DIR for CSV + SVG.")
       .addArgument(new Command().createArgument('<job>', JOBS.join(' | ')).choices([...JOBS]))
       .argument('[hosts...]', 'site-profile: the sites to profile (default: the 5 with most pages)'),
   )
@@ -783,9 +783,9 @@ export function buildProgram(): Command {
 
   program
     .command('simulate')
-    .description('Replay a crawl over a link graph with no network: compare crawl orders (criteria A, B, C of seed 003), or with --mode discovery seed 002\'s server-discovery grid (load and yield ratio by depth); CSV, SVG chart, summary.json.')
-    .addOption(new Option('--mode <mode>', 'ordering: crawl orders (seed 003); discovery: sample 30/55/100 % × query restriction off/on (seed 002)').choices(['ordering', 'discovery']).default('ordering'))
-    .option('--max-depth <n>', 'discovery: depth of the survey (seed 002: D = 16)', int('--max-depth', 0), 16)
+    .description('Replay a crawl over a link graph with no network: compare crawl orders (criteria A, B, C of Yamada et al.), or with --mode discovery Hoshino et al.\'s server-discovery grid (load and yield ratio by depth); CSV, SVG chart, summary.json.')
+    .addOption(new Option('--mode <mode>', 'ordering: crawl orders (Yamada et al.); discovery: sample 30/55/100 % × query restriction off/on (Hoshino et al.)').choices(['ordering', 'discovery']).default('ordering'))
+    .option('--max-depth <n>', 'discovery: depth of the survey (Hoshino et al.: D = 16)', int('--max-depth', 0), 16)
     .option('--sample-seed <n>', 'discovery: seed of the sampling draw', int('--sample-seed', 0), 1)
     .option('--min-site-pages <n>', 'discovery: without --seed, every host with at least this many pages is a start site (its first page)', int('--min-site-pages', 1), 10)
     .requiredOption('--graph <file>', 'edge list: one "src dst" pair of integer ids per line, # comments')
@@ -840,7 +840,7 @@ export function buildProgram(): Command {
   const stats = program.command('stats').description('Reports from a crawl\'s state.');
   stats
     .command('hosts')
-    .description('Top hosts by server load (seed 004): load index L, 1/L, mean/max fetch time, R, overloaded, fetched and queued pages, current interval and state.')
+    .description('Top hosts by server load (the incremental archive crawler paper): load index L, 1/L, mean/max fetch time, R, overloaded, fetched and queued pages, current interval and state.')
     .option('--data <dir>', 'data directory of the crawl (or a scheduler pod volume)', '.data')
     .option('--topic-prefix <prefix>', 'topic prefix of the crawl', '')
     .option('--top <n>', 'rows to show', int('--top', 1), 20)

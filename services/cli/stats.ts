@@ -1,5 +1,5 @@
 /**
- * `meguri stats hosts`: the per-host politeness and load report of seed 004 (load index L_i,
+ * `meguri stats hosts`: the per-host politeness and load report of the incremental archive crawler paper (load index L_i,
  * theoretical access interval 1/L_i, mean/max fetch time, R_i, overloaded) and the new URLs each
  * host lost to a URL template's budget or trap verdict (undone by a host rule), read from the
  * scheduler's state stores in a data directory (an embedded crawl's log, or a scheduler pod's volume).

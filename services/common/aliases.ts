@@ -1,5 +1,5 @@
 /**
- * Server aliases (seed 004): host names that serve the same site as another (`example.com` and
+ * Server aliases (the incremental archive crawler paper): host names that serve the same site as another (`example.com` and
  * `www.example.com`). With an alias map, every URL on an alias is rewritten to its canonical host,
  * so the links of both hosts meet one host's state (one queue, one politeness clock, one copy of
  * each page).

@@ -1,5 +1,5 @@
 /**
- * Seed 002's figures as files: per-depth rows as CSV, and the load-ratio and yield-ratio curves
+ * Hoshino et al.'s figures as files: per-depth rows as CSV, and the load-ratio and yield-ratio curves
  * over depth as a small hand-written SVG line chart (one line per series).
  */
 import type { DepthRow } from './discovery.ts';

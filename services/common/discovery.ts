@@ -1,5 +1,5 @@
 /**
- * Seed 002's server-discovery crawl, as pure rules.
+ * Hoshino et al.'s server-discovery crawl, as pure rules.
  *
  *  - Every seed is a start site. A found URL is *internal* when its host is the start URL's host or
  *    a subdomain of it (Table 4: from `example.jp`, `www.example.jp` is internal; from
@@ -50,7 +50,7 @@ export function serverRoot(url: string): string {
   return `${u.protocol}//${u.host}/`;
 }
 
-/** One row per depth of the discovery figures (seed 002's load and yield curves). */
+/** One row per depth of the discovery figures (Hoshino et al.'s load and yield curves). */
 export interface DepthRow {
   readonly depth: number;
   readonly pagesCrawled: number;

@@ -1,7 +1,7 @@
 /**
  * The live view's numbers, fed one record at a time (pure; the server and the topic readers are
  * elsewhere): throughput, servers active, errors, requests issued and answered, recent changes and
- * pages per server country (seed 000 Fig. 2).
+ * pages per server country (Muraoka et al. Fig. 2).
  */
 import type { CountryLookup } from '../common/country.ts';
 

@@ -1,6 +1,6 @@
 /**
  * `meguri simulate --mode discovery --graph FILE [--urls FILE] [--seed URL|node] [--max-depth D]
- * [--sample-seed N] [--min-site-pages N] [--out DIR] [--json]`: seed 002's grid (sample 30/55/100 %,
+ * [--sample-seed N] [--min-site-pages N] [--out DIR] [--json]`: Hoshino et al.'s grid (sample 30/55/100 %,
  * query restriction off/on) over a link graph; load and yield ratio by depth as CSV, SVG and JSON.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Seed 002's experiment replayed over a link graph with its URL list, no network: from each start
+ * Hoshino et al.'s experiment replayed over a link graph with its URL list, no network: from each start
  * site, a breadth-first crawl by depth that fetches internal URLs only (Table 4), with the
  * query restriction (a URL counts as visited by its form without the query) and variable sampling
  * (of the internal URLs found at depth n, the share R is crawled at depth n+1; the same per-URL
@@ -142,7 +142,7 @@ export function defaultStarts(g: Graph, minPages: number): number[] {
   return [...first.entries()].filter(([h]) => (count.get(h) ?? 0) >= minPages).map(([, v]) => v).sort((a, b) => a - b);
 }
 
-/** Seed 002's grid: sample rates 30 %, 55 %, 100 %, query restriction off and on; the full survey first. */
+/** Hoshino et al.'s grid: sample rates 30 %, 55 %, 100 %, query restriction off and on; the full survey first. */
 export const SEED_002_SETTINGS: readonly DiscoverySetting[] = [
   { sampleRate: 1, queryRestriction: false },
   { sampleRate: 1, queryRestriction: true },

@@ -1,5 +1,5 @@
 /**
- * Change-rate estimation and revisit intervals for known URLs (seed 004, section 3).
+ * Change-rate estimation and revisit intervals for known URLs (the incremental archive crawler paper, section 3).
  *
  * A page's changes are modelled as a Poisson process with rate λ. Each access either detected a
  * change (new content hash, not a 304 / same hash) or did not. Equation (4) estimates
@@ -9,7 +9,7 @@
  *
  * from four running sums, so no per-access history is stored. The singular cases (never changed,
  * changed every time) fall back to exponential back-off of the last interval; the interval after
- * the first access is uniform random in a range (or derived from Last-Modified, seed 001).
+ * the first access is uniform random in a range (or derived from Last-Modified, Akamine et al.).
  *
  * Cho & Garcia-Molina's maximum-likelihood estimator for irregular access (equation (2)) is here
  * as a comparator; it needs every change-detecting interval, so it keeps a history.
@@ -66,7 +66,7 @@ export interface RevisitOptions {
   capRandomMaxS: number;
   /**
    * How an estimated change interval τ̂ becomes a revisit interval. `proportional` revisits every
-   * τ̂ (seed 004). `sqrt` revisits every √(τ̂ · freshnessScaleS): the slow-page form of Cho &
+   * τ̂ (the incremental archive crawler paper). `sqrt` revisits every √(τ̂ · freshnessScaleS): the slow-page form of Cho &
    * Garcia-Molina's freshness-optimal allocation (visit rate ∝ √λ), which spends less of the budget
    * on pages that change faster than they can be kept fresh and more on slowly changing ones.
    */
@@ -131,7 +131,7 @@ export interface Outcome {
 /**
  * State after the first access. A Last-Modified time (seconds) seeds the 2nd interval: for a
  * Poisson page observed at a random moment the time since its last change is Exp(λ)-distributed,
- * so the age now − Last-Modified is a one-sample estimate of 1/λ (seed 001 uses it for new URLs).
+ * so the age now − Last-Modified is a one-sample estimate of 1/λ (Akamine et al. uses it for new URLs).
  */
 export function initialState(firstFetchAt: number, lastModified?: number): RevisitState {
   const age = lastModified != null && Number.isFinite(lastModified) ? firstFetchAt - lastModified : 0;

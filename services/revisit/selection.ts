@@ -1,6 +1,6 @@
 /**
- * Which due URLs to revisit (seed 001) and whether a server can bear its revisit schedule
- * (seed 004, section 4). Pure functions; times in seconds.
+ * Which due URLs to revisit (Akamine et al.) and whether a server can bear its revisit schedule
+ * (the incremental archive crawler paper, section 4). Pure functions; times in seconds.
  *
  * Selection: γ(p,t) = α(p) + (1 − α(p)) · β(p,t),  β(p,t) = 1 − exp(−(t − t_crawl(p)) / τ(p)).
  * β is the probability that a Poisson page with mean change interval τ changed since its last
@@ -138,7 +138,7 @@ export function theoreticalInterval(load: number): number {
   return load > 0 ? 1 / load : Infinity;
 }
 
-/** Politeness floor of seed 004: 1 minute, 5 s for servers with ≥ 10,000 pages. */
+/** Politeness floor of the incremental archive crawler paper: 1 minute, 5 s for servers with ≥ 10,000 pages. */
 export function allowedInterval(pageCount: number, base = 60, big = 5, bigPages = 10_000): number {
   return pageCount >= bigPages ? big : base;
 }
@@ -185,7 +185,7 @@ export function checkLoad(load: number, ctx: LoadContext): LoadCheck {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Overload remedies (seed 004, 4.x): stretch every interval by l, or add d to every interval.
+// Overload remedies (the incremental archive crawler paper, 4.x): stretch every interval by l, or add d to every interval.
 
 /** The factor l ≥ 1 such that multiplying every interval by l makes 1/L_i ≥ required. */
 export function stretchFactor(load: number, requiredS: number): number {

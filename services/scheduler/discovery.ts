@@ -1,6 +1,6 @@
 /**
  * Discovery: seeds and links arriving on `links` become queued URLs, or add score to URLs already
- * known (incremental PageRank and its VR/AR cut-offs, seed 003). The trap bounds — depth, CGI hops,
+ * known (incremental PageRank and its VR/AR cut-offs, Yamada et al.). The trap bounds — depth, CGI hops,
  * redirect hops, the site's page cap, URL template budgets and the query restriction — are applied
  * here, before anything is queued.
  */
@@ -76,7 +76,7 @@ export async function onSeed(p: Partition, seed: SeedLink, ctx: ProcessorContext
 }
 
 /**
- * Discovery mode (seed 002): an external link reports its host as a server (once) and is not
+ * Discovery mode (Hoshino et al.): an external link reports its host as a server (once) and is not
  * fetched; an internal one is followed within the depth limit if it is in the sample.
  */
 async function onDiscoveryLink(p: Partition, link: DiscoveredLink, ctx: ProcessorContext): Promise<void> {
@@ -191,7 +191,7 @@ export function onLinkInMemory(p: Partition, link: DiscoveredLink, host: string,
   return receiveScore(p, link.url, host, known, linkGain(p, link.contribution), link.depth, false) ?? true;
 }
 
-/** What one link adds to its target's priority under the configured ordering (seed 003's strategies). */
+/** What one link adds to its target's priority under the configured ordering (Yamada et al.'s strategies). */
 function linkGain(p: Partition, contribution: number): number {
   const ordering = p.options.ordering;
   return ordering === 'bf' ? 0 : ordering === 'blc' ? 1 : contribution;
@@ -307,10 +307,10 @@ function queueNew(
     p.stats.hostRuleSkipped++;
     return;
   }
-  // BLC breaks ties by fewer '/' in the URL, then by a shorter URL (seed 003), below one link's worth.
+  // BLC breaks ties by fewer '/' in the URL, then by a shorter URL (Yamada et al.), below one link's worth.
   const score = noteScore(p, roundScore(p.options.ordering === 'blc' ? gain + blcTieBreak(url) : gain));
   // A redirect target goes ahead of its host's template rounds: it stands for a page already asked
-  // for; so do sources, feed items and links new on daily pages (fetched at once, seed 001).
+  // for; so do sources, feed items and links new on daily pages (fetched at once, Akamine et al.).
   const urgent = isUrgent(source, hints);
   const q = queueKey(host, urgent ? REDIRECT_QUEUE_BOOST + score : queueScore(score, redirect), p.stats.seq++, redirect || urgent ? 0 : round);
   p.queues.add(host, q, url, undefined, state.queued);

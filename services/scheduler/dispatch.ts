@@ -107,7 +107,7 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
     schedule(p, host, state.pol.w + rule.minIntervalS * 1000);
     return false;
   }
-  // Per-site page cap (seed 000): at the cap the site's new URLs are given up; revisits go on.
+  // Per-site page cap (Muraoka et al.): at the cap the site's new URLs are given up; revisits go on.
   if (!(await siteUnderCap(p, host)) && (await p.queues.headNew(host))) {
     await dropNewAtCap(p, host, state);
     p.hosts.put(host, state);
@@ -127,7 +127,7 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
     emitRequest(p, host, state, robotsUrlFor(first.url), 'address', { d: 0, c: 0, s: 0 }, 1, ctx);
     return true;
   }
-  // Per-IP cap (seed 000): the host waits until a request to its server's address ends.
+  // Per-IP cap (Muraoka et al.): the host waits until a request to its server's address ends.
   if (!p.ipSlots.mayStart(state.ip, p.politeness.maxPerIp)) return waitForIp(p, host, state, now, ctx);
   // robots.txt first, and again whenever it is due.
   if (state.robots === undefined || (state.robotsDueAt !== undefined && state.robotsDueAt <= now)) {
@@ -223,7 +223,7 @@ function waitForIp(p: Partition, host: string, state: HostState, now: number, ct
 /**
  * The host's next URL: new URLs (discovery, by score) and known URLs due for a revisit (by γ)
  * share the host's requests — `revisitKnownShare` of them go to known URLs while both wait
- * (seed 004 splits the short-term queue equally). A credit balance in the host state keeps the
+ * (the incremental archive crawler paper splits the short-term queue equally). A credit balance in the host state keeps the
  * split exact over time; when only one kind waits it gets every request.
  */
 async function nextFromQueue(p: Partition, host: string, state: HostState): Promise<(QueueEntry & { known: boolean; both: boolean }) | undefined> {
@@ -294,7 +294,7 @@ export function emitRequest(
   countIp(p, inflight);
   p.hosts.put(host, state);
   setDeadline(p, request.requestId, host, now + p.options.requestTimeoutMs);
-  // Keyed by the server's IP once known (seed 000's per-IP limit): all hosts on one IP go to the
+  // Keyed by the server's IP once known (Muraoka et al.'s per-IP limit): all hosts on one IP go to the
   // same frontier partition, so a single fetcher enforces the per-IP cap for them.
   ctx.emit('frontier', state.ip ?? host, request);
 }

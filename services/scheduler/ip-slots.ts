@@ -1,5 +1,5 @@
 /**
- * The per-IP cap across the scheduler partitions of one process (seed 000, Table 1): at most
+ * The per-IP cap across the scheduler partitions of one process (Muraoka et al., Table 1): at most
  * `maxPerIp` requests in flight to one server address, whichever hosts on it they are for. Shared by
  * every partition's processor; each counts its requests by id, so a partition that closes (moved to
  * another process) gives its slots back. Hosts waiting for a slot are woken when one frees.

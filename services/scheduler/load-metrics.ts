@@ -1,5 +1,5 @@
 /**
- * The server load report of seed 004 as Prometheus metrics. Each scheduler partition keeps a small
+ * The server load report of the incremental archive crawler paper as Prometheus metrics. Each scheduler partition keeps a small
  * board: the revisit load of all its hosts as two running totals (Σ L_i and the number of
  * overloaded hosts) and the rows of its most loaded hosts. Per-host series are limited to the top
  * `topHosts` hosts by L_i per partition, so a crawl of millions of hosts does not become millions

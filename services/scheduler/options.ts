@@ -1,7 +1,7 @@
 /**
  * Scheduler settings: one strict zod schema, units in the names, defaults from the papers where they
- * give one (max depth 15 and robots re-check every 6 h: seed 000; 10 s minimum interval for the open
- * web: seed 002).
+ * give one (max depth 15 and robots re-check every 6 h: Muraoka et al.; 10 s minimum interval for the open
+ * web: Hoshino et al.).
  */
 import { z } from 'zod';
 import { politenessConfigSchema } from './politeness/config.ts';
@@ -32,7 +32,7 @@ export const schedulerOptionsSchema = z.strictObject({
   ordering: z
     .enum(['ipr-dl1', 'ipr-vr', 'ipr-ar', 'blc', 'bf'])
     .default('ipr-dl1')
-    .describe('Crawl order within a host (seed 003): incremental PageRank with the DL1, VR or AR cut-off, back-link count, or breadth-first.'),
+    .describe('Crawl order within a host (Yamada et al.): incremental PageRank with the DL1, VR or AR cut-off, back-link count, or breadth-first.'),
   orderingValueRatio: z.number().positive().default(1.5).describe('IPR-VR: a fetched page passes on what it receives when that is at least this times its score.'),
   orderingAccumulatedRatio: z
     .number()
@@ -49,7 +49,7 @@ export const schedulerOptionsSchema = z.strictObject({
     .boolean()
     .optional()
     .describe("Resolve a new host's name through the fetcher before its first request, so every request to a server is keyed and capped by its IP (politeness.maxPerIp holds across fetcher processes). Unset: on for `meguri run scheduler`, off for `meguri crawl` (one fetcher in the process limits every address itself)."),
-  revisit: z.boolean().default(true).describe('Revisit fetched pages at their estimated change rate and report changes (seed 004).'),
+  revisit: z.boolean().default(true).describe('Revisit fetched pages at their estimated change rate and report changes (the incremental archive crawler paper).'),
   goneAfterHostFailures: z
     .number()
     .int()
@@ -69,19 +69,19 @@ export const schedulerOptionsSchema = z.strictObject({
     .min(0)
     .max(1)
     .default(0.5)
-    .describe("Share of a host's requests given to revisits of known URLs while new URLs wait too (seed 004: half)."),
+    .describe("Share of a host's requests given to revisits of known URLs while new URLs wait too (the incremental archive crawler paper: half)."),
   shortTermWindowMs: z
     .number()
     .int()
     .min(1)
     .default(24 * HOUR)
-    .describe("A host's short-term queue holds the known URLs its interval allows within this window (times revisitKnownShare); seed 004: 1 day."),
+    .describe("A host's short-term queue holds the known URLs its interval allows within this window (times revisitKnownShare); the incremental archive crawler paper: 1 day."),
   revisitDeferMs: z
     .number()
     .int()
     .min(1)
     .default(72 * HOUR)
-    .describe('A due revisit that finds the short-term queue full goes back to the long-term queue for this long (seed 004: 3 days).'),
+    .describe('A due revisit that finds the short-term queue full goes back to the long-term queue for this long (the incremental archive crawler paper: 3 days).'),
   overloadRemedy: z
     .enum(['stretch', 'delay', 'none'])
     .default('stretch')
@@ -117,7 +117,7 @@ export const schedulerOptionsSchema = z.strictObject({
     .int()
     .min(0)
     .default(1000)
-    .describe('New URLs of one host that one URL template (same path shape, parameter names) may add at most; 0: no limit. Bounds spider traps (seed 004).'),
+    .describe('New URLs of one host that one URL template (same path shape, parameter names) may add at most; 0: no limit. Bounds spider traps (the incremental archive crawler paper).'),
   templateRoundSize: z
     .number()
     .int()
@@ -145,7 +145,7 @@ export const schedulerOptionsSchema = z.strictObject({
   queryRestriction: z
     .enum(['off', 'form', 'all'])
     .default('off')
-    .describe('Query restriction (seed 002): form: a URL is not followed when its form without the query was seen before; all: no URL with a query is followed.'),
+    .describe('Query restriction (Hoshino et al.): form: a URL is not followed when its form without the query was seen before; all: no URL with a query is followed.'),
   sitemaps: z.boolean().default(false).describe("Read each host's sitemaps (robots.txt Sitemap: lines, else /sitemap.xml) and queue what they list (sitemaps.org). The CLI turns it on unless --no-sitemaps."),
   sitemapIntervalMs: z.number().int().min(1).default(24 * HOUR).describe('Base re-read interval of a sitemap; adapted to how often it changes, within base/24 to base×7.'),
   feedIntervalMs: z.number().int().min(1).default(24 * HOUR).describe('Base re-read interval of a feed; adapted to the rate of new items, within base/24 to base×7.'),
@@ -165,19 +165,19 @@ export const schedulerOptionsSchema = z.strictObject({
   aliases: z
     .record(z.string(), z.string())
     .default({})
-    .describe('Server aliases (seed 004): alias host name → canonical host name; URLs on an alias are moved to the canonical host (also learned from a root that permanently redirects to another host).'),
+    .describe('Server aliases (the incremental archive crawler paper): alias host name → canonical host name; URLs on an alias are moved to the canonical host (also learned from a root that permanently redirects to another host).'),
   mode: z
     .enum(['crawl', 'discovery'])
     .default('crawl')
-    .describe("discovery: seed 002's server-discovery crawl — each seed a start site, only its internal URLs (same host or a subdomain) fetched, external hosts reported once on `servers`."),
+    .describe("discovery: Hoshino et al.'s server-discovery crawl — each seed a start site, only its internal URLs (same host or a subdomain) fetched, external hosts reported once on `servers`."),
   sampleRate: z
     .number()
     .gt(0)
     .max(1)
     .default(1)
-    .describe('Discovery mode: share of the internal URLs found at depth n that are crawled at depth n+1 (seed 002: 0.55 finds 95 % of the servers at ~55 % load).'),
+    .describe('Discovery mode: share of the internal URLs found at depth n that are crawled at depth n+1 (Hoshino et al.: 0.55 finds 95 % of the servers at ~55 % load).'),
   sampleSeed: z.number().int().default(1).describe('Discovery mode: seed of the sampling draw (the same seed draws the same sample).'),
-  followServers: z.boolean().default(false).describe('Discovery mode: every new server becomes a start site of its own (seed 000 seeds new servers continuously).'),
+  followServers: z.boolean().default(false).describe('Discovery mode: every new server becomes a start site of its own (Muraoka et al. seeds new servers continuously).'),
   changeHammingThreshold: z.number().int().min(0).max(64).default(3).describe('Text fingerprints this close count as the same content (boilerplate-only change).'),
   politeness: politenessConfigSchema
     .omit({ minIntervalMs: true, maxDepth: true, maxCgiHops: true })

@@ -72,7 +72,7 @@ export async function onOutcome(p: Partition, outcome: OutcomeLink, ctx: Process
   if (state.queued > 0) schedule(p, host, state.robotsParked ? (state.robotsDueAt ?? state.nextAt) : state.nextAt);
 }
 
-/** The host's load report row for the Prometheus board (seed 004's figures, see `meguri stats hosts`). */
+/** The host's load report row for the Prometheus board (the incremental archive crawler paper's figures, see `meguri stats hosts`). */
 function publishLoad(p: Partition, host: string, state: HostState, before: { L: number; overloaded: boolean }): void {
   const row = loadReport(host, state.pol ?? emptyPoliteness(), p.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {});
   p.board.update({ ...row, overloaded: row.overloaded || state.ov !== undefined, stretch: state.ov?.f ?? 1 }, before, { overloaded: state.ov !== undefined });
@@ -143,7 +143,7 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, state: HostS
   }
   p.stats.pagesFetched++;
   if (first) p.stats.uniqueUrlsFetched++;
-  // A root that permanently redirects to another host: the host is an alias of it (seed 004).
+  // A root that permanently redirects to another host: the host is an alias of it (the incremental archive crawler paper).
   const alias = outcome.result === 'redirect' ? learnedAlias(outcome.url, outcome.status, outcome.location) : undefined;
   if (alias !== undefined && state.al !== alias) {
     state.al = alias;
@@ -153,7 +153,7 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, state: HostS
   if (first && p.options.mode === 'discovery') p.stats.pagesByDepth = countAtDepth(p.stats.pagesByDepth, u?.d ?? 0);
   // A sitemap or feed is not a page of its site: no page count, no template verdict, no change events.
   const document = u?.k === 'sitemap' || u?.k === 'feed';
-  // A distinct page of its site: a new URL that got an answer from the server (seed 000's cap).
+  // A distinct page of its site: a new URL that got an answer from the server (Muraoka et al.'s cap).
   if (first && !document && outcome.result !== 'error') {
     await p.sites.count(siteCapKey(hostKey(outcome.url), p.politeness, siteOf));
     state.pg = (state.pg ?? 0) + 1;

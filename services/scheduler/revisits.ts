@@ -1,5 +1,5 @@
 /**
- * Revisits (seeds 001 and 004): change detection on every fetch of a known page, the change-rate
+ * Revisits (Akamine et al. and the incremental archive crawler paper): change detection on every fetch of a known page, the change-rate
  * estimator, the long-term queue keyed by next visit time, and the sweep that moves due known URLs
  * into their host's short-term queue (ordered by γ, bounded by what the host's interval allows).
  */
@@ -55,7 +55,7 @@ export async function sweepRevisits(p: Partition, ctx: ProcessorContext): Promis
     // An empty queue (state.queued counts its entries) is not read from RocksDB to be counted.
     if (u.k === undefined && state.queued > 0 && (await p.queues.knownCount(host)) >= knownCapacity(p, state)) {
       // The host's short-term queue has no room for more revisits than it can serve in the
-      // window: back to the long-term queue, accepted again later (seed 004: 3 days).
+      // window: back to the long-term queue, accepted again later (the incremental archive crawler paper: 3 days).
       const n = now + p.options.revisitDeferMs;
       p.urls.put(url, { ...u, n });
       fileRevisit(p, n, url);
@@ -76,7 +76,7 @@ export async function sweepRevisits(p: Partition, ctx: ProcessorContext): Promis
 
 /**
  * Known URLs a host's short-term queue holds at most: its share of the requests the host's
- * politeness interval allows within `shortTermWindowMs` (seed 004: one day, split equally).
+ * politeness interval allows within `shortTermWindowMs` (the incremental archive crawler paper: one day, split equally).
  */
 function knownCapacity(p: Partition, state: HostState): number {
   const intervalMs = hostInterval(state.pol ?? emptyPoliteness(), p.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {}).ms;
@@ -85,7 +85,7 @@ function knownCapacity(p: Partition, state: HostState): number {
 }
 
 /**
- * Seed 001's γ(p,t) = α(p) + (1 − α(p))·β(p,t) for a due known URL: α from its importance score,
+ * Akamine et al.'s γ(p,t) = α(p) + (1 − α(p))·β(p,t) for a due known URL: α from its importance score,
  * β the chance it changed since the last fetch given its estimated change interval. Due URLs of a
  * host are taken in γ order, so when the host's share of requests is short the pages most likely
  * to have changed, or most important, go first.
@@ -101,7 +101,7 @@ function revisitPriority(p: Partition, u: UrlState, now: number): number {
 }
 
 /**
- * Importance as the goal allocation's weight: w = 1/(1 − α), α the page's share of seed 001's
+ * Importance as the goal allocation's weight: w = 1/(1 − α), α the page's share of Akamine et al.'s
  * selection rule (log IPR score relative to the partition's highest, at most ½; a sitemap
  * <priority> speaks on the same scale), so pages weigh between 1 and 2.
  */
@@ -162,7 +162,7 @@ export function failedRevisit(p: Partition, url: string, u: UrlState, host: Host
 }
 
 /**
- * Change detection and the revisit loop (seeds 001 and 004): decides new / changed / unchanged /
+ * Change detection and the revisit loop (Akamine et al. and the incremental archive crawler paper): decides new / changed / unchanged /
  * gone, feeds the change-rate estimator, files the URL in the long-term queue at its next visit,
  * and reports `revisits` and `changes` events. A different MD5 whose text fingerprint is within
  * the Hamming threshold is a boilerplate-only change (ads, dates, menus): not a content change.
@@ -177,7 +177,7 @@ export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlSta
   else if (outcome.fingerprint && previous?.p && hammingDistance(outcome.fingerprint, previous.p) <= p.options.changeHammingThreshold) result = 'unchanged';
   else result = 'changed';
   // A host that stays unreachable across revisits (its name gone, its server refusing or silent)
-  // is dead, and so are its pages (seed 004: servers and domains die).
+  // is dead, and so are its pages (the incremental archive crawler paper: servers and domains die).
   if (!first && result === 'error' && outcome.errorCode !== undefined && HOST_DEAD_CODES.has(outcome.errorCode)) {
     const failures = (previous?.x ?? 0) + 1;
     if (failures >= p.options.goneAfterHostFailures) {
@@ -232,11 +232,11 @@ export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlSta
     intervalMs = Math.round(intervalS * 1000);
     next.w = intervalMs;
   } else delete next.w;
-  // Seed 004's server load index L_i = Σ 1/T_ij, kept incrementally as page intervals change.
+  // The incremental archive crawler paper's server load index L_i = Σ 1/T_ij, kept incrementally as page intervals change.
   if (previous?.w !== intervalMs) host.pol = changePageInterval(host.pol ?? emptyPoliteness(), previous?.w, intervalMs);
   if (intervalMs !== undefined) {
     // An overloaded host (1/L_i below its politeness interval) gets its intervals stretched or
-    // delayed until the schedule fits (seed 004's remedies).
+    // delayed until the schedule fits (the incremental archive crawler paper's remedies).
     const allowedMs = hostInterval(host.pol ?? emptyPoliteness(), p.politeness, host.crawlDelayMs !== undefined ? { crawlDelayMs: host.crawlDelayMs } : {}).ms;
     const remedy = remedyFor(host.pol ?? emptyPoliteness(), allowedMs, p.options.overloadRemedy);
     if (p.revisitRules.allocation === 'goal') updateHostMultiplier(p, host, allowedMs);

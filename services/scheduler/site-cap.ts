@@ -1,5 +1,5 @@
 /**
- * Distinct pages per site (seed 000's per-site cap), counted durably in the partition's `queues`
+ * Distinct pages per site (Muraoka et al.'s per-site cap), counted durably in the partition's `queues`
  * store under a prefix no host name or other entry starts with, so the count survives restarts
  * and moves with the partition. One short entry per site, read through the store's bounded cache.
  */

@@ -37,7 +37,7 @@ export interface UrlState {
   /** 64-bit text fingerprint (hex) of the last body */
   p?: string;
   /**
-   * change-rate estimator state (seed 004, services/revisit), packed: 24 bytes as base64url (whole
+   * change-rate estimator state (the incremental archive crawler paper, services/revisit), packed: 24 bytes as base64url (whole
    * seconds); read it with revisitOf(). Older stores hold the plain object, which is still read.
    */
   r?: string | RevisitState;
@@ -197,7 +197,7 @@ export interface PartitionStats extends RedirectCounters {
   siteCapSkipped: number;
   /** new URLs not queued because their URL template had used its budget */
   templateSkipped: number;
-  /** new URLs not queued under the query restriction (seed 002) */
+  /** new URLs not queued under the query restriction (Hoshino et al.) */
   querySkipped: number;
   /** discovered URLs not queued: outside the crawl scope (host/domain) or refused by include/exclude */
   outOfScopeSkipped: number;
@@ -397,7 +397,7 @@ export function queuePrefix(host: string): string {
 }
 
 /**
- * The long-term queue (seed 004's day files): known URLs by their next visit time, in the same
+ * The long-term queue (the incremental archive crawler paper's day files): known URLs by their next visit time, in the same
  * store as the host queues under a prefix no host name can start with.
  */
 export const REVISIT_PREFIX = '\u0001';
@@ -439,7 +439,7 @@ export function decodeOutLinks(stored: string, pageUrl: string): string[] {
 }
 
 /**
- * BLC tie-break inside one link's worth of score: fewer '/' first, then a shorter URL (seed 003).
+ * BLC tie-break inside one link's worth of score: fewer '/' first, then a shorter URL (Yamada et al.).
  * In [0, 1): (63 − slashes)/64 plus up to 1/64 for shortness, at the queue keys' 1e-6 resolution.
  */
 export function blcTieBreak(url: string): number {

@@ -1,5 +1,5 @@
 /**
- * URL templates (seed 004's remedy for hosts that generate URLs): URLs of one host that differ only
+ * URL templates (the incremental archive crawler paper's remedy for hosts that generate URLs): URLs of one host that differ only
  * in parameter values, or in numeric or id-like path segments, share a template. A spider trap —
  * fresh session ids, endless calendars, a random token in every link — is one or a few templates
  * with an unbounded supply of URLs, so a budget per template bounds it while the host's other pages
@@ -117,7 +117,7 @@ export function templateRound(n: number, roundSize: number): number {
 
 export const MAX_ROUND = 999;
 
-/** The URL without its query: the form seed 002's query restriction marks as visited. */
+/** The URL without its query: the form Hoshino et al.'s query restriction marks as visited. */
 export function queryLessForm(url: string): string {
   const q = url.indexOf('?');
   return q < 0 ? url : url.slice(0, q);
@@ -130,7 +130,7 @@ export function queryLessForm(url: string): string {
  * with millions of templates costs disk, not memory.
  */
 export const TEMPLATE_PREFIX = '\u0003';
-/** Seed 002's visited forms (URLs without their query), same store. */
+/** Hoshino et al.'s visited forms (URLs without their query), same store. */
 export const QUERY_FORM_PREFIX = '\u0004';
 
 export type Admission = { ok: true; round: number } | { ok: false; reason: 'template-budget' | 'query' };
@@ -214,7 +214,7 @@ export interface TemplateRules {
   readonly maxUrlsPerTemplate: number;
   /** URLs per template in queue round 0 (see templateRound). */
   readonly templateRoundSize: number;
-  /** off; form: one URL per query-less form (seed 002); all: no URL with a query. */
+  /** off; form: one URL per query-less form (Hoshino et al.); all: no URL with a query. */
   readonly queryRestriction: 'off' | 'form' | 'all';
   /** First fetches of a template after which it is judged (0: never). */
   readonly trapProbePages: number;

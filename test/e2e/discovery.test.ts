@@ -1,5 +1,5 @@
 /**
- * Seed 002's server-discovery crawl through `meguri crawl --mode discovery` against a small web of
+ * Hoshino et al.'s server-discovery crawl through `meguri crawl --mode discovery` against a small web of
  * servers on 127.0.0.1 (static resolution): Table 4's four cases decide what is fetched, every
  * server reachable within the depth limit is found with --follow-servers and the `servers` topic
  * holds each exactly once; sampling and the query restriction show in the per-depth figures.

@@ -126,7 +126,7 @@ describe('spider traps through meguri crawl', { timeout: 400_000 }, () => {
     assert.ok(distinct.indexOf('/normal.html') < 10, `early: request ${distinct.indexOf('/normal.html') + 1}`);
   });
 
-  it('seed 002 query restriction (--no-query) and the per-site cap (--max-pages-per-site) from the command line', async () => {
+  it('Hoshino et al. query restriction (--no-query) and the per-site cap (--max-pages-per-site) from the command line', async () => {
     const { summary, byHost } = await crawl(['sid.sim.test', 'distinct.sim.test'], ['--strip-params', '', '--no-query', '--max-pages-per-site', '15']);
     assert.equal(summary.stoppedBecause, 'idle');
     const sid = byHost.get('sid.sim.test') ?? [];

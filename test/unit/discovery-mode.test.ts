@@ -4,7 +4,7 @@ import { classify, depthRows, sampled, serverRoot } from '../../services/common/
 import { openSchedulerDriver, seed, link } from '../support/scheduler-driver.ts';
 import type { FrontierRecord } from '../../schemas/index.ts';
 
-describe('discovery mode rules (seed 002)', () => {
+describe('discovery mode rules (Hoshino et al.)', () => {
   it('Table 4: internal is the start host or a subdomain of it; the four cases', () => {
     assert.equal(classify('example.jp', 'example.jp'), 'internal');
     assert.equal(classify('example.jp', 'www.example.jp'), 'internal');
@@ -101,7 +101,7 @@ describe('discovery mode in the scheduler', () => {
   });
 });
 
-describe('discovery simulator (seed 002 over a link graph)', () => {
+describe('discovery simulator (Hoshino et al. over a link graph)', () => {
   it('counts internal pages by depth, external URLs and servers once; query restriction and sampling cut the load', async () => {
     const { buildCsr, attachUrls } = await import('../../services/ordering/graph.ts');
     const { simulateDiscovery, relativeRows, defaultStarts } = await import('../../services/ordering/discovery-sim.ts');

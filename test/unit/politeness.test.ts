@@ -92,7 +92,7 @@ test('k × e: k = S/C when known, else the configured 10', () => {
   const c = cfg();
   assert.equal(kFor(c), 10);
   assert.equal(kFor(c, { servers: 3_200_000, connections: 32_000 }), 100);
-  assert.equal(kTimesEMs(10, 845), 8_450); // seed 004: mean fetch 0.845 s
+  assert.equal(kTimesEMs(10, 845), 8_450); // the incremental archive crawler paper: mean fetch 0.845 s
   assert.equal(kTimesEMs(100, 845), 84_500);
   assert.equal(kTimesEMs(10, undefined), 0);
 });
@@ -380,7 +380,7 @@ test('load report: 1/L below the allowed interval, or R < S/C, is overloaded', (
   slow = changePageInterval(slow, undefined, 100_000);
   const plain = loadReport('slow.example', slow, c);
   assert.deepEqual(plain, { host: 'slow.example', L: 0.01, accessIntervalS: 100, meanFetchS: 2.55, maxFetchS: 5, R: 20, overloaded: false });
-  // with S/C = 100 (seed 004's cluster) R = 20 < 100: overloaded
+  // with S/C = 100 (the incremental archive crawler paper's cluster) R = 20 < 100: overloaded
   assert.equal(loadReport('slow.example', slow, c, { servers: 3_200_000, connections: 32_000 }).overloaded, true);
 
   const idle = loadReport('idle.example', emptyPoliteness(), c);

@@ -1,4 +1,4 @@
-// Overload remedies (seed 004) as the scheduler applies them per host: the interval histogram kept
+// Overload remedies (the incremental archive crawler paper) as the scheduler applies them per host: the interval histogram kept
 // beside L_i, and stretch / delay making 1/L_i fit the host's politeness interval.
 import { strict as assert } from 'node:assert';
 import { test } from 'node:test';

@@ -3,7 +3,7 @@
  * and caps"): session parameters stripped, a budget per URL template, a template judged a trap only
  * when its pages are one page and it keeps producing URLs (a template whose URLs were all listed up
  * front is fetched whole, however alike its pages), the per-host count of skipped URLs and a host
- * rule that undoes a verdict, seed 002's query restriction, and the per-site cap.
+ * rule that undoes a verdict, Hoshino et al.'s query restriction, and the per-site cap.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -156,7 +156,7 @@ describe('scheduler on the test driver: trap bounds', () => {
     await h.stop();
   });
 
-  it("query restriction 'form' (seed 002): URLs that differ only in their query are followed once", async () => {
+  it("query restriction 'form' (Hoshino et al.): URLs that differ only in their query are followed once", async () => {
     const h = await trapDriver({ queryRestriction: 'form' });
     await h.send(seed('http://t.test/'));
     await h.fetchPages(1);

@@ -145,7 +145,7 @@ test('queue keys: rounds sort after round 0 and before known URLs; the round sur
   assert.ok(!queueKeyIsKnown(host, queueKey(host, 3, 1, 2)));
 });
 
-test('query-less form (seed 002)', () => {
+test('query-less form (Hoshino et al.)', () => {
   assert.equal(queryLessForm('http://a.test/search?q=1'), 'http://a.test/search');
   assert.equal(queryLessForm('http://a.test/search'), 'http://a.test/search');
 });

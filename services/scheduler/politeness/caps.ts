@@ -1,5 +1,5 @@
 /**
- * Caps of seed 000 (Table 1) as small predicates: pages per site, depth from the seed, hops out of
+ * Caps of Muraoka et al. (Table 1) as small predicates: pages per site, depth from the seed, hops out of
  * dynamic (CGI/query) pages counted separately from depth, and concurrent requests per IP.
  */
 import type { PolitenessConfig } from './config.ts';

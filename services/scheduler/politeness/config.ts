@@ -1,7 +1,7 @@
 /**
  * Politeness settings: one strict zod schema, units in the names. Defaults come from the papers
- * where they give a number (10 s minimum interval: seed 002; k = 10 "wait 10× the last download
- * time": seed 004; depth 15: seed 000); the rest are chosen here and explained in docs/politeness.md.
+ * where they give a number (10 s minimum interval: Hoshino et al.; k = 10 "wait 10× the last download
+ * time": the incremental archive crawler paper; depth 15: Muraoka et al.); the rest are chosen here and explained in docs/politeness.md.
  */
 import { z } from 'zod';
 import type { SchedulerOptions } from '../options.ts';
@@ -11,7 +11,7 @@ const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-/** Timeouts, disconnects and send/receive errors: what seed 000 counts as "errors" in the formula. */
+/** Timeouts, disconnects and send/receive errors: what Muraoka et al. counts as "errors" in the formula. */
 export const DEFAULT_RING_ERROR_CODES = [
   'MEGURI_ERR_TIMEOUT',
   'MEGURI_ERR_CONNECT_TIMEOUT',
@@ -30,14 +30,14 @@ export const DEFAULT_FAILURE_ERROR_CODES = [...DEFAULT_RING_ERROR_CODES, 'MEGURI
 const ms = (d: number) => z.number().int().min(0).default(d);
 
 export const politenessConfigSchema = z.strictObject({
-  // Host interval floor (rule 3) and the dynamic formula (seed 000, Table 2).
+  // Host interval floor (rule 3) and the dynamic formula (Muraoka et al., Table 2).
   minIntervalMs: ms(10 * SECOND).describe('Configured minimum gap between the end of one request to a host and the start of the next; also minInterval of the dynamic formula.'),
   maxDelay1Ms: ms(20 * SECOND).describe('maxDelay1: most delay added for a slow line (speed term of the dynamic formula).'),
   maxDelay2Ms: ms(30 * SECOND).describe('maxDelay2: most delay added for a bad line (error term: errors among the last 10 requests / 10).'),
   targetSpeedBytesPerS: z.number().positive().default(25_000).describe('targetSpeed: a host at least this fast gets no speed delay.'),
   ringErrorCodes: z.array(z.string()).default([...DEFAULT_RING_ERROR_CODES]).describe('Error codes counted as errors in the ring of the last 10 requests.'),
 
-  // k × last download time (seed 004, Najork).
+  // k × last download time (the incremental archive crawler paper, Najork).
   kFactor: z.number().min(0).default(10).describe('k when S/C (servers / parallel connections) is not known.'),
 
   // Back-off and parking.
@@ -51,7 +51,7 @@ export const politenessConfigSchema = z.strictObject({
   parkFactor: z.number().min(1).default(2).describe('Each further parking (without a success between) multiplies the duration by this.'),
   parkMaxMs: ms(DAY).describe('Cap of the parking duration.'),
 
-  // Suspend windows (seed 000, Table 1).
+  // Suspend windows (Muraoka et al., Table 1).
   suspendEnabled: z.boolean().default(true).describe('Suspend a host after crawling it continuously for suspendAfterMs.'),
   suspendAfterMs: ms(HOUR).describe('T: length of a continuous crawl of one host before it is suspended.'),
   suspendForMs: ms(10 * MINUTE).describe('U: suspension length; an idle gap this long also ends a continuous run.'),

@@ -26,7 +26,7 @@ export interface HostInterval {
 }
 
 /**
- * Seed 000, Table 2:
+ * Muraoka et al., Table 2:
  *   interval = minInterval + maxDelay1·max(0, 1 − speed/targetSpeed) + maxDelay2·errors/10
  * An unknown speed (nothing measured yet) adds no speed delay; k × e and the floor still apply.
  */
@@ -41,13 +41,13 @@ export function dynamicIntervalMs(
   return Math.round(minIntervalMs + config.maxDelay1Ms * slow + config.maxDelay2Ms * bad);
 }
 
-/** k of the k × e rule: S/C when both are known (seed 004, eq. 10), else the configured k (≥ 10). */
+/** k of the k × e rule: S/C when both are known (the incremental archive crawler paper, eq. 10), else the configured k (≥ 10). */
 export function kFor(config: Pick<PolitenessConfig, 'kFactor'>, ctx: PolitenessContext = {}): number {
   if (ctx.servers !== undefined && ctx.connections !== undefined && ctx.servers > 0 && ctx.connections > 0) return ctx.servers / ctx.connections;
   return config.kFactor;
 }
 
-/** Seed 004 / Najork: wait k times the download time e. */
+/** The incremental archive crawler paper / Najork: wait k times the download time e. */
 export function kTimesEMs(k: number, fetchMs: number | undefined): number {
   return fetchMs === undefined ? 0 : Math.round(k * fetchMs);
 }

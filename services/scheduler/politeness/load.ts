@@ -1,5 +1,5 @@
 /**
- * Server load index (seed 004): with revisit intervals T_ij for the pages j of server i,
+ * Server load index (the incremental archive crawler paper): with revisit intervals T_ij for the pages j of server i,
  *   L_i = Σ_j 1/T_ij,   I_i ≤ 1/L_i (the access interval the schedule needs),
  *   R_i = (1/L_i) / max_k e_ik,   feasible iff R_i ≥ S/C.
  * L is kept incrementally in the host's politeness state as page intervals are added, removed or

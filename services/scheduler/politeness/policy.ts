@@ -90,7 +90,7 @@ export function afterOutcome(
   if (failed) later(now + backoffMs(s.f, config), 'backoff');
   if (outcome.retryAfterMs !== undefined) later(now + Math.min(outcome.retryAfterMs, config.maxRetryAfterMs), 'retry-after');
 
-  // Continuous crawling (seed 000, Table 1): a run starts with the first request after an idle gap
+  // Continuous crawling (Muraoka et al., Table 1): a run starts with the first request after an idle gap
   // of at least U; once it has lasted T the host rests for U.
   let suspendedUntil: number | undefined;
   if (config.suspendEnabled) {

@@ -1,5 +1,5 @@
 /**
- * Overload remedies (seed 004): when a host's revisit schedule needs requests more often than
+ * Overload remedies (the incremental archive crawler paper): when a host's revisit schedule needs requests more often than
  * politeness allows (1/L_i below the host's interval), its page intervals are made longer until
  * the schedule fits, applied automatically as each page's next visit is planned.
  *

@@ -4,7 +4,7 @@
  * Every function in this module treats it as immutable and returns a new one.
  */
 
-/** Requests remembered for the dynamic interval (seed 000: "the last 10 requests"). */
+/** Requests remembered for the dynamic interval (Muraoka et al.: "the last 10 requests"). */
 export const RING_SIZE = 10;
 const RING_MASK = (1 << RING_SIZE) - 1;
 
