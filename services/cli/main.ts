@@ -840,7 +840,7 @@ export function buildProgram(): Command {
   const stats = program.command('stats').description('Reports from a crawl\'s state.');
   stats
     .command('hosts')
-    .description('Top hosts by server load (the incremental archive crawler paper): load index L, 1/L, mean/max fetch time, R, overloaded, fetched and queued pages, current interval and state.')
+    .description('Top hosts by server load (the incremental archive crawler paper): load index L, 1/L, mean/max fetch time, R, overloaded, fetched and queued pages, URLs skipped as a trap template (templateSkipped), current interval and state.')
     .option('--data <dir>', 'data directory of the crawl (or a scheduler pod volume)', '.data')
     .option('--topic-prefix <prefix>', 'topic prefix of the crawl', '')
     .option('--top <n>', 'rows to show', int('--top', 1), 20)
