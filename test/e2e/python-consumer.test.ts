@@ -60,9 +60,7 @@ describe('the Python example consumer on a Kafka crawl', { timeout: 400_000 }, (
   it('reads every change read_committed, follows its page pointer and finds the documented hashes, titles, keys and pointers', async (t) => {
     if (!existsSync(python)) {
       const why = 'confluent-kafka could not be installed (scripts/ensure-confluent-kafka.sh)';
-      if (process.env.CI) throw new Error(`${why}: the Python consumer test must run under CI`);
-      t.skip(why);
-      return;
+      throw new Error(`${why}: a test that cannot run its subject fails`);
     }
     const brokers = process.env.KAFKA_BROKERS;
     assert.ok(brokers, 'KAFKA_BROKERS: run through scripts/run-tests.mjs, which starts the local broker');
