@@ -5,18 +5,18 @@
  * which the service reads back from the broker, and `pages` at 16 MiB to carry the inputs) and writes every record within it: nothing is
  * dead-lettered, no link is lost, and a robots.txt outcome carries its first rules.
  */
+import { fetchedPage } from '../support/pages.ts';
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { StreamService, DEFAULT_MAX_MESSAGE_BYTES } from '../../services/runtime/index.ts';
 import type { Transport } from '../../services/runtime/index.ts';
-import { SCHEMA_VERSION, encodePageRecord, linksRecord } from '../../schemas/index.ts';
+import { encodePageRecord, linksRecord } from '../../schemas/index.ts';
 import type { LinksRecord, PageRecord } from '../../schemas/index.ts';
 import { parserService } from '../../services/parser/service.ts';
 import { linksOf } from '../../services/common/link-bundles.ts';
 import { crawlCatalog } from '../../topology/catalog.ts';
 import { transportKinds, openTransport, tempDir, removeDir, uniquePrefix, waitFor, readAllBytes } from '../support/transports.ts';
 
-const T0 = Date.UTC(2025, 0, 10);
 const ORIGIN = 'http://big.test';
 /**
  * Kafka's limit is set well below its default and below the ~768 KiB produce requests the Kafka
@@ -24,26 +24,6 @@ const ORIGIN = 'http://big.test';
  * must also split a send by each topic's limit, or batches of records that each fit are refused.
  */
 const LIMITS = { embedded: DEFAULT_MAX_MESSAGE_BYTES, kafka: 256 * 1024 } as const;
-
-function page(path: string, body: string, contentType: string, reason: PageRecord['request']['reason']): PageRecord {
-  const bytes = Buffer.from(body, 'utf8');
-  const url = `${ORIGIN}${path}`;
-  return {
-    v: SCHEMA_VERSION,
-    request: { v: SCHEMA_VERSION, requestId: `r-${reason}`, url, host: 'big.test', reason, score: 0, depth: 0, cgiHops: 0, attempt: 1, issuedAt: T0 - 100 },
-    finalUrl: url,
-    redirects: [],
-    status: 200,
-    headers: { 'content-type': contentType },
-    contentType: contentType.split(';')[0]!,
-    body: bytes,
-    bodyTruncated: false,
-    bytes: bytes.length,
-    decodedBytes: bytes.length,
-    timing: { startedAt: T0 - 100, totalMs: 100 },
-    fetchedAt: T0,
-  };
-}
 
 function lines(head: string, bytes: number, line: (i: number) => string): { text: string; count: number } {
   const parts = [head];
@@ -67,10 +47,10 @@ function inputs(limit: number): { pages: PageRecord[]; links: number } {
   const feed = lines('<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"><channel rdf:about="c"><title>F</title></channel>', tenfold, (i) => `<item rdf:about="${ORIGIN}${long(i, 1200)}"><link>${ORIGIN}${long(i, 1200)}</link></item>\n`);
   return {
     pages: [
-      page('/robots.txt', robots.text, 'text/plain', 'robots'),
-      page('/many-links.html', `${anchors.text}</body></html>`, 'text/html', 'new'),
-      page('/sitemap.xml', `${sitemap.text}</urlset>`, 'application/xml', 'sitemap'),
-      page('/index.rdf', `${feed.text}</rdf:RDF>`, 'application/rdf+xml; charset=utf-8', 'feed'),
+      fetchedPage(`${ORIGIN}/robots.txt`, robots.text, 'text/plain', 'robots'),
+      fetchedPage(`${ORIGIN}/many-links.html`, `${anchors.text}</body></html>`, 'text/html', 'new'),
+      fetchedPage(`${ORIGIN}/sitemap.xml`, `${sitemap.text}</urlset>`, 'application/xml', 'sitemap'),
+      fetchedPage(`${ORIGIN}/index.rdf`, `${feed.text}</rdf:RDF>`, 'application/rdf+xml; charset=utf-8', 'feed'),
     ],
     links: anchors.count + sitemap.count + feed.count,
   };

@@ -6,10 +6,11 @@
  * default limit (1 MiB, what the parser bounds itself), once at a topic configured 16 times smaller
  * (what the emitter's split and shrink of catalog.split bound).
  */
+import { fetchedPage } from '../support/pages.ts';
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestDriver, DEFAULT_MAX_MESSAGE_BYTES } from '../../services/runtime/index.ts';
-import { SCHEMA_VERSION, ROBOTS_BODY_BYTES, OUT_LINKS_CHARS, MAX_OUT_LINKS, encodePageRecord } from '../../schemas/index.ts';
+import { ROBOTS_BODY_BYTES, OUT_LINKS_CHARS, MAX_OUT_LINKS, encodePageRecord } from '../../schemas/index.ts';
 import { MAX_URL_LENGTH } from '../../services/common/url.ts';
 import type { LinksRecord, OutcomeLink, PageRecord, TopicRecords } from '../../schemas/index.ts';
 import { parserService } from '../../services/parser/service.ts';
@@ -26,25 +27,6 @@ import { fitLinksRecord, jsonBytes } from '../../topology/links-bounds.ts';
 before(() => loadLanguageDetector());
 
 const T0 = Date.UTC(2025, 0, 10);
-
-function page(url: string, body: string, contentType: string, reason: PageRecord['request']['reason']): PageRecord {
-  const bytes = Buffer.from(body, 'utf8');
-  return {
-    v: SCHEMA_VERSION,
-    request: { v: SCHEMA_VERSION, requestId: `r-${reason}`, url, host: new URL(url).host, reason, score: 0, depth: 0, cgiHops: 0, attempt: 1, issuedAt: T0 - 100 },
-    finalUrl: url,
-    redirects: [],
-    status: 200,
-    headers: { 'content-type': contentType },
-    contentType: contentType.split(';')[0]!,
-    body: bytes,
-    bodyTruncated: false,
-    bytes: bytes.length,
-    decodedBytes: bytes.length,
-    timing: { startedAt: T0 - 100, totalMs: 100 },
-    fetchedAt: T0,
-  };
-}
 
 /** Lines of `line(i)` until the text is at least `bytes` long. */
 function filled(head: string, bytes: number, line: (i: number) => string): string {
@@ -101,7 +83,7 @@ for (const limit of [DEFAULT_MAX_MESSAGE_BYTES, 65_536]) {
   describe(`records of inputs at 10× a ${limit}-byte links topic`, { timeout: 240_000 }, () => {
     it('robots.txt: the first rules travel, cut at a line break; the scheduler applies them', async () => {
       const text = filled('User-agent: *\nDisallow: /private\nAllow: /private/open\n', tenfold, (i) => `Disallow: /filler/${String(i).padStart(8, '0')}\n`);
-      const run = await parseAt(limit, page(`${ORIGIN}/robots.txt`, text, 'text/plain', 'robots'));
+      const run = await parseAt(limit, fetchedPage(`${ORIGIN}/robots.txt`, text, 'text/plain', 'robots'));
       const robots = run.outcome.robots!;
       assert.equal(robots.truncated, true);
       assert.equal(robots.bodyBytes, Buffer.byteLength(text));
@@ -122,7 +104,7 @@ for (const limit of [DEFAULT_MAX_MESSAGE_BYTES, 65_536]) {
       const perLink = 2000;
       const n = Math.ceil(tenfold / perLink);
       const html = `<!doctype html><html><head><title>many</title></head><body>${Array.from({ length: n }, (_, i) => `<a href="${longPath(i, perLink - 100)}">${anchor}</a>`).join('\n')}</body></html>`;
-      const run = await parseAt(limit, page(`${ORIGIN}/index.html`, html, 'text/html; charset=utf-8', 'new'));
+      const run = await parseAt(limit, fetchedPage(`${ORIGIN}/index.html`, html, 'text/html; charset=utf-8', 'new'));
       assert.equal(run.outcome.outDegree, n);
       assert.equal(run.links, n, 'no link lost');
       assert.equal(run.outcome.outLinks, undefined, 'the out-link list is left out past its bound');
@@ -134,7 +116,7 @@ for (const limit of [DEFAULT_MAX_MESSAGE_BYTES, 65_536]) {
       const n = MAX_OUT_LINKS;
       const chars = Math.min(MAX_URL_LENGTH - 60, Math.ceil(Math.max(tenfold, OUT_LINKS_CHARS * 2) / n));
       const html = `<html><body>${Array.from({ length: n }, (_, i) => `<a href="${longPath(i, chars)}">x</a>`).join('')}</body></html>`;
-      const run = await parseAt(limit, page(`${ORIGIN}/long.html`, html, 'text/html', 'new'));
+      const run = await parseAt(limit, fetchedPage(`${ORIGIN}/long.html`, html, 'text/html', 'new'));
       assert.equal(run.outcome.outLinks, undefined);
       assert.equal(run.links, n);
     });
@@ -143,7 +125,7 @@ for (const limit of [DEFAULT_MAX_MESSAGE_BYTES, 65_536]) {
       const entry = (i: number): string => `<url><loc>${ORIGIN}${longPath(i, 400)}</loc><lastmod>2024-12-01</lastmod></url>\n`;
       const body = filled('<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n', tenfold, entry) + '</urlset>';
       const n = (body.match(/<url>/g) ?? []).length;
-      const run = await parseAt(limit, page(`${ORIGIN}/sitemap.xml`, body, 'application/xml; charset=utf-8', 'sitemap'));
+      const run = await parseAt(limit, fetchedPage(`${ORIGIN}/sitemap.xml`, body, 'application/xml; charset=utf-8', 'sitemap'));
       assert.equal(run.outcome.document?.entries, n);
       assert.equal(run.links, n, 'no URL lost');
     });
@@ -153,7 +135,7 @@ for (const limit of [DEFAULT_MAX_MESSAGE_BYTES, 65_536]) {
       const head = '<?xml version="1.0"?><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns="http://purl.org/rss/1.0/"><channel rdf:about="x"><title>F</title></channel>\n';
       const body = filled(head, Math.min(tenfold, 10_000 * 3000), item) + '</rdf:RDF>';
       const n = (body.match(/<item /g) ?? []).length;
-      const run = await parseAt(limit, page(`${ORIGIN}/feed.rdf`, body, 'application/rdf+xml', 'feed'));
+      const run = await parseAt(limit, fetchedPage(`${ORIGIN}/feed.rdf`, body, 'application/rdf+xml', 'feed'));
       assert.equal(run.outcome.result, 'ok');
       assert.equal(run.outcome.document?.format, 'rdf');
       assert.equal(run.outcome.document?.entries, n);
