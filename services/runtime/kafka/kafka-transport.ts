@@ -208,26 +208,29 @@ export class KafkaTransport implements Transport {
 
   /**
    * Each topic's max.message.bytes among `records`, for splitting a send into batches its topics
-   * accept; looked up once per topic and kept for a few minutes (a lookup that fails: no limit but
-   * the request's).
+   * accept (a lookup that fails: no limit but the request's).
    */
   private async messageLimits(records: readonly OutRecord[]): Promise<(topic: string) => number | undefined> {
-    const now = Date.now();
     const found = new Map<string, number | undefined>();
-    for (const topic of new Set(records.map((r) => r.topic))) {
-      let entry = this.topicLimits.get(topic);
-      if (entry === undefined || now - entry.at > TOPIC_LIMIT_TTL_MS) {
-        entry = { at: now, limit: this.admin.maxMessageBytes(topic).catch(() => undefined) };
-        this.topicLimits.set(topic, entry);
-      }
-      found.set(topic, await entry.limit);
-    }
+    for (const topic of new Set(records.map((r) => r.topic))) found.set(topic, await this.maxMessageBytes(topic).catch(() => undefined));
     return (topic) => found.get(topic);
   }
 
-  /** The topic's effective max.message.bytes (its own setting, else the broker's default). */
+  /**
+   * The topic's effective max.message.bytes (its own setting, else the broker's default), looked up
+   * once per topic and kept for a few minutes: the services' output limits and every send's split
+   * read it. A failed lookup is not kept.
+   */
   maxMessageBytes(topic: string): Promise<number | undefined> {
-    return this.admin.maxMessageBytes(topic);
+    const now = Date.now();
+    const kept = this.topicLimits.get(topic);
+    if (kept !== undefined && now - kept.at <= TOPIC_LIMIT_TTL_MS) return kept.limit;
+    const limit = this.admin.maxMessageBytes(topic);
+    this.topicLimits.set(topic, { at: now, limit });
+    limit.catch(() => {
+      if (this.topicLimits.get(topic)?.limit === limit) this.topicLimits.delete(topic);
+    });
+    return limit;
   }
 
   ensureTopics(topics: readonly TopicDefinition[]): Promise<void> {
