@@ -28,15 +28,15 @@ describe('meguri demo --changing', { timeout: 180_000 }, () => {
     const dir = tempDir();
     dirs.push(dir);
     const summary = join(dir, 'summary.json');
-    // 20 wall seconds: start-up takes 2-4 of them (simulated hours with no fetch) and, on this clock,
-    // a host's k × e gap is 36,000 times a fetch's wall time, so a loaded machine fetches far fewer
-    // pages per simulated hour; every page must still get its first fetch in the window.
-    const r = meguri(['demo', '--changing', '--speed', '3600', '--duration', '20', '--hosts', '4', '--pages', '10', '--no-progress', '--data', join(dir, 'data'), '--summary-json', summary]);
+    // 20 wall seconds at ×10,800 are 60 simulated hours: start-up takes 2-4 wall seconds (simulated
+    // hours with no fetch), and a page's second visit comes 12 h to 3 d after its first (the default
+    // revisit policy), so a shorter simulated span would leave most pages unrevisited by chance; every
+    // page must still get its first fetch in the window.
+    const r = meguri(['demo', '--changing', '--speed', '10800', '--duration', '20', '--hosts', '4', '--pages', '10', '--no-progress', '--data', join(dir, 'data'), '--summary-json', summary]);
     assert.equal(r.status, 0, r.stderr);
     const report = JSON.parse(readFileSync(summary, 'utf8')) as ChangingDemoReport;
     assert.deepEqual(JSON.parse(r.stdout), report);
-    // 20 wall seconds at ×3600 is 20 simulated hours.
-    assert.ok(report.simulatedWeb.simulatedHours >= 19 && report.simulatedWeb.simulatedHours <= 21, `${report.simulatedWeb.simulatedHours} h`);
+    assert.ok(report.simulatedWeb.simulatedHours >= 59 && report.simulatedWeb.simulatedHours <= 61, `${report.simulatedWeb.simulatedHours} h`);
     const m = report.meguri;
     const f = report.fixedInterval;
     // Pages robots.txt disallows (this web's seed has some, e.g. `Disallow: /p/*3.html$` beating the
