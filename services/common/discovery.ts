@@ -13,6 +13,7 @@
  *    scheduler's `queryRestriction: 'form'` (templates.ts).
  */
 import { hostName, withinDomain } from './url.ts';
+import { fmix32 } from './hash.ts';
 
 export type UrlClass = 'internal' | 'external';
 
@@ -29,12 +30,7 @@ function unitHash(text: string): number {
     h = Math.imul(h, 0x01000193);
   }
   // One more avalanche round so URLs that differ in their last character spread over [0, 1).
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return (h >>> 0) / 0x1_0000_0000;
+  return fmix32(h) / 0x1_0000_0000;
 }
 
 /** The internal URL is in the sample that is crawled (rate 1: every URL). */

@@ -14,6 +14,7 @@
  * 64 bit positions sums +1/−1 over all features; the fingerprint bit is set where the sum is > 0.
  */
 import { createHash } from 'node:crypto';
+import { fmix32 } from './hash.ts';
 
 /** MD5 of the body as UTF-8 bytes (or of the raw bytes), lower-case hex. */
 export function md5Hex(body: string | Uint8Array): string {
@@ -35,15 +36,6 @@ const FNV_OFFSET_B = 0x050c5d1f;
 // Stand-in hashes for every all-digit token.
 const NUMBER_A = 0x2f6b1d3a;
 const NUMBER_B = 0x61c88647;
-
-function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
 
 // Character kinds: 0 separator, 1 letter, 2 digit (ASCII by table; see charKind for the rest).
 const K_LETTER = 1;

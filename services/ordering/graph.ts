@@ -3,6 +3,7 @@
  * and a seeded generator of web-like graphs that streams the same formats.
  */
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { fmix32 } from '../common/hash.ts';
 
 export interface Graph {
   /** Number of nodes (ids 0..n-1). */
@@ -202,10 +203,7 @@ export class Rng {
     let x = seed >>> 0;
     const next = (): number => {
       x = (x + 0x9e3779b9) >>> 0;
-      let z = x;
-      z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
-      z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
-      return (z ^ (z >>> 16)) >>> 0;
+      return fmix32(x);
     };
     this.a = next();
     this.b = next();

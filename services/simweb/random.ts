@@ -4,16 +4,8 @@
  * coordinates of each decision into a 32-bit seed and run a short-lived mulberry32 from there.
  * That keeps generation lazy (no need to build the whole web up front) and order-independent.
  */
-
-/** Integer finalizer (murmur3 fmix32): spreads every input bit over the output. */
-export function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
+import { fmix32 } from '../common/hash.ts';
+import { mulberry32U32 } from '../common/random.ts';
 
 /** Hashes a tuple of integers (each taken modulo 2^32) to a 32-bit unsigned integer. */
 export function hashInts(...xs: number[]): number {
@@ -42,19 +34,15 @@ export function hashString(s: string): number {
   return fmix32(h);
 }
 
-/** mulberry32: tiny, fast, good enough for simulation (not for anything secret). */
+/** mulberry32 (services/common/random.ts) with the draws the simulation needs. */
 export class Rng {
-  private state: number;
+  private readonly nextU32: () => number;
   constructor(seed: number) {
-    this.state = seed >>> 0;
+    this.nextU32 = mulberry32U32(seed);
   }
   /** Next 32-bit unsigned integer. */
   u32(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
+    return this.nextU32();
   }
   /** Uniform in [0, 1). */
   next(): number {

@@ -13,6 +13,7 @@ import { KafkaTransport } from '../../services/runtime/kafka/kafka-transport.ts'
 import type { LogRecord } from '../../services/runtime/index.ts';
 import { kafkajs } from '../../services/runtime/kafka/kafkajs.ts';
 import type { Producer, Transaction } from 'kafkajs';
+import { mulberry32 } from '../../services/common/random.ts';
 import { tailCommand } from '../../services/cli/tail.ts';
 import { kafkaBrokers, uniquePrefix, waitFor } from '../support/transports.ts';
 
@@ -23,18 +24,6 @@ interface Written {
   offset: number;
   value: string;
   committed: boolean;
-}
-
-/** A small deterministic generator (mulberry32), so a failure can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const changeValue = (id: string): string => JSON.stringify({ v: 1, kind: 'new', url: `http://tx.sim.test/${id}`, time: 1, title: id });
@@ -86,7 +75,7 @@ async function writeInterleaved(producers: Producer[], topic: string, seed: numb
 
   // Then a seeded mix: at most one open transaction per producer (as Kafka allows), each ended by a
   // commit or an abort at a random later step.
-  const random = rng(seed);
+  const random = mulberry32(seed);
   for (let step = 0; step < 120; step++) {
     const p = Math.floor(random() * PRODUCERS);
     if (!open.has(p)) await begin(p);
