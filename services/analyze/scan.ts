@@ -11,17 +11,12 @@ import { join } from 'node:path';
 import { RocksDb } from '../runtime/rocksdb.ts';
 import type { BatchOp } from '../runtime/rocksdb.ts';
 import type { LogRecord, Transport } from '../runtime/index.ts';
+import { stretchOf } from '../common/offset-range.ts';
 import { decodeStoredPage } from './page-record.ts';
 import { summarizePage } from './page-summary.ts';
 import type { PageSummary } from './page-summary.ts';
 import { ServerGraphBuilder } from './rank.ts';
 import { Tally } from './histogram.ts';
-
-export interface Stretch {
-  partition: number;
-  from: number;
-  to: number;
-}
 
 export interface ScanProgress {
   phase: 'read' | 'aggregate';
@@ -67,19 +62,6 @@ function prefixEnd(prefix: string): Buffer {
   const b = Buffer.from(prefix);
   b[b.length - 1]!++;
   return b;
-}
-
-/** The part of each partition between --since and --until. */
-export async function stretchOf(transport: Transport, topic: string, since?: number, until?: number): Promise<Stretch[]> {
-  const described = await transport.describeTopic(topic);
-  if (!described) throw new Error(`topic ${topic} does not exist (wrong --data, --kafka or --topic-prefix?)`);
-  return Promise.all(
-    described.partitions.map(async (p) => {
-      const from = since !== undefined ? Math.max(p.low, await transport.offsetForTimestamp(topic, p.partition, since)) : p.low;
-      const to = until !== undefined ? Math.min(p.high, await transport.offsetForTimestamp(topic, p.partition, until)) : p.high;
-      return { partition: p.partition, from, to: Math.max(from, to) };
-    }),
-  );
 }
 
 /**

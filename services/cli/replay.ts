@@ -11,7 +11,8 @@
  * so a downstream consumer in that group re-reads from there when it next starts (the group must
  * have no running members, as with Kafka's own offset reset).
  */
-import type { LogRecord, Transport } from '../runtime/index.ts';
+import type { LogRecord } from '../runtime/index.ts';
+import { stretchOf } from '../common/offset-range.ts';
 import { readValue } from './record-json.ts';
 import { pageToRecords } from '../parser/outcome.ts';
 import { openLog } from './log-location.ts';
@@ -39,12 +40,6 @@ export interface ReplayReport {
   records: number;
   /** Records the analysis could not use (not JSON, or not a valid pages record for `parse`). */
   invalid: number;
-}
-
-interface Stretch {
-  partition: number;
-  from: number;
-  to: number;
 }
 
 /** The main field of each topic's records, counted by `summary`. */
@@ -84,18 +79,6 @@ export class KeyCounter {
       .slice(0, n)
       .map(([key, records]) => ({ key, records }));
   }
-}
-
-async function stretchOf(transport: Transport, topic: string, since?: number, until?: number): Promise<Stretch[]> {
-  const described = await transport.describeTopic(topic);
-  if (!described) throw new Error(`topic ${topic} does not exist (wrong --data, --kafka or --topic-prefix?)`);
-  return Promise.all(
-    described.partitions.map(async (p) => {
-      const from = since !== undefined ? Math.max(p.low, await transport.offsetForTimestamp(topic, p.partition, since)) : p.low;
-      const to = until !== undefined ? Math.min(p.high, await transport.offsetForTimestamp(topic, p.partition, until)) : p.high;
-      return { partition: p.partition, from, to: Math.max(from, to) };
-    }),
-  );
 }
 
 function valueOf(logical: string, r: LogRecord): ReturnType<typeof readValue> {

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Transport } from '../runtime/index.ts';
+import { stretchOf } from '../common/offset-range.ts';
 import { CaptureIndex } from './capture-index.ts';
 import { RotatingWarcWriter, DEFAULT_MAX_FILE_BYTES } from './files.ts';
 import { decodeArchivedFetch } from './page-record.ts';
@@ -41,15 +42,7 @@ export async function exportWarc(
   io: { warn?: (line: string) => void; progress?: (done: number, total: number) => void } = {},
 ): Promise<ExportReport> {
   const topic = `${flags.topicPrefix}pages`;
-  const described = await transport.describeTopic(topic);
-  if (!described) throw new Error(`topic ${topic} does not exist (wrong --data, --kafka or --topic-prefix?)`);
-  const stretches = await Promise.all(
-    described.partitions.map(async (p) => {
-      const from = flags.since !== undefined ? Math.max(p.low, await transport.offsetForTimestamp(topic, p.partition, flags.since)) : p.low;
-      const to = flags.until !== undefined ? Math.min(p.high, await transport.offsetForTimestamp(topic, p.partition, flags.until)) : p.high;
-      return { partition: p.partition, from, to: Math.max(from, to) };
-    }),
-  );
+  const stretches = await stretchOf(transport, topic, flags.since, flags.until);
   const total = stretches.reduce((a, s) => a + s.to - s.from, 0);
   const gzip = flags.gzip ?? true;
   const scratch = mkdtempSync(join(tmpdir(), 'meguri-warc-'));
