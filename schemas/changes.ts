@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { version, httpUrl, epochMs, recordPointer, TEXT_MD5, TEXT_FINGERPRINT, PAGE_TITLE } from './common.ts';
+import { textDiff } from './text.ts';
 
 /** changes: what subscribers consume — a page appeared, changed in content, or went away. Keyed by URL. */
 export const changeRecord = z.object({
@@ -14,5 +15,6 @@ export const changeRecord = z.object({
   fingerprint: z.string().optional().describe(TEXT_FINGERPRINT),
   page: recordPointer.optional().describe('The `pages` record holding the content (absent for gone).'),
   lang: z.string().optional().describe("Language of the page's main text (ISO 639-1), when known."),
+  diff: textDiff.optional(),
 });
 export type ChangeRecord = z.infer<typeof changeRecord>;

@@ -69,7 +69,7 @@ export function fieldReference(): string {
   const section = (title: string, text: string, table: string[]): void => {
     lines.push(`#### ${title}`, '', text, '', ...table, '');
   };
-  section('`changes`', 'Key: the URL (UTF-8). Written in transactions by the scheduler.', fieldTable(of('changes'), ['page']));
+  section('`changes`', 'Key: the URL (UTF-8). Written in transactions by the scheduler.', fieldTable(of('changes'), ['page', 'diff']));
   section('`revisits`', 'Key: the URL (UTF-8). Written in transactions by the scheduler.', fieldTable(of('revisits')));
   section('`pages` (the JSON header)', 'Key: the host as `host[:port]` (port only when not the scheme\'s default). Written by the fetchers, not in transactions (at-least-once: a page may appear twice after a fetcher restart; `request.requestId` tells copies apart).', fieldTable(of('pages')));
   lines.push(REFERENCE_END);

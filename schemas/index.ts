@@ -20,6 +20,7 @@ export * from './revisits.ts';
 export * from './changes.ts';
 export * from './deadletter.ts';
 export * from './servers.ts';
+export * from './text.ts';
 
 /** Schema of each logical topic, by the topic's base name (before any prefix). */
 export const topicSchemas = {

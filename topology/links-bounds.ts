@@ -7,8 +7,9 @@
  *
  *   bundle   → split in halves, in target order, until each half fits: no link is lost;
  *   outcome  → `outLinks` dropped (the scheduler then cannot pass the page's score on again, the
- *              page is otherwise unchanged), feed item ids halved, the robots.txt body cut at a
- *              line break (`truncated`: its later rules do not apply);
+ *              page is otherwise unchanged), feed item ids halved, the main text's later
+ *              paragraphs left out (`text.truncated`), the robots.txt body cut at a line break
+ *              (`truncated`: its later rules do not apply);
  *   seed, link → bounded by their schema (URLs ≤ 8,192 characters): never split.
  */
 import type { LinkBundle, LinksRecord, OutcomeLink } from '../schemas/index.ts';
@@ -49,6 +50,21 @@ function cutRobots(outcome: OutcomeLink, maxBytes: number): OutcomeLink | undefi
   return undefined;
 }
 
+/** The main text's later paragraphs left out until the outcome fits (a prefix, as the parser bounds it). */
+function cutText(outcome: OutcomeLink, maxBytes: number): OutcomeLink | undefined {
+  const text = outcome.text;
+  if (text === undefined) return undefined;
+  const paragraphCount = text.paragraphCount ?? text.paragraphs.length;
+  const chars = text.chars ?? text.paragraphs.reduce((n, p) => n + p.length, 0);
+  let keep = text.paragraphs.length;
+  for (;;) {
+    const candidate: OutcomeLink = { ...outcome, text: { paragraphs: text.paragraphs.slice(0, keep), truncated: true, paragraphCount, chars } };
+    if (jsonBytes(candidate) <= maxBytes) return candidate;
+    if (keep === 0) return undefined;
+    keep = Math.floor(keep / 2);
+  }
+}
+
 function shrinkOutcome(outcome: OutcomeLink, maxBytes: number): OutcomeLink | undefined {
   let smaller: OutcomeLink = outcome;
   if (smaller.outLinks !== undefined) {
@@ -65,6 +81,7 @@ function shrinkOutcome(outcome: OutcomeLink, maxBytes: number): OutcomeLink | un
     }
     if (jsonBytes(smaller) <= maxBytes) return smaller;
   }
+  if (smaller.text !== undefined) return cutText(smaller, maxBytes);
   return cutRobots(smaller, maxBytes);
 }
 

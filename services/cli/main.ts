@@ -196,8 +196,9 @@ export function buildProgram(): Command {
     .option('--since <time>', 'start at the first record at or after this time (ISO 8601 or epoch ms)')
     .option('--follow', 'keep printing new records until interrupted')
     .option('--with-page', 'print each record with the pages record its `page` pointer names')
+    .option('--diff', 'changes only: print each record for reading, a changed page with its paragraphs added (quoted) and removed (by position)')
     .option('--limit <n>', 'stop after n records', int('--limit', 1))
-    .action(async (topic: string, flags: { kafka?: string; data: string; topicPrefix: string; since?: string; follow?: boolean; withPage?: boolean; limit?: number }) => {
+    .action(async (topic: string, flags: { kafka?: string; data: string; topicPrefix: string; since?: string; follow?: boolean; withPage?: boolean; diff?: boolean; limit?: number }) => {
       const { tailCommand } = await import('./tail.ts');
       const abort = new AbortController();
       const onSignal = (): void => abort.abort();
@@ -415,7 +416,7 @@ export function buildProgram(): Command {
     .description('Print the settings of a service with their defaults, as JSON (a starting point for --scheduler-config).')
     .addArgument(new Command().createArgument('<service>', 'scheduler').choices(['scheduler']))
     .action(async () => {
-      const { schedulerDefaults } = await import('./scheduler-config.ts');
+      const { schedulerDefaults } = await import('../scheduler/options.ts');
       console.log(JSON.stringify(schedulerDefaults(), null, 2));
     });
 

@@ -2,18 +2,22 @@
  * `meguri tail <topic>`: prints a topic's records as JSON lines, from Kafka or from an embedded
  * crawl's data directory — the quickest way to watch `changes` or `revisits`, or to look at what a
  * crawl produced. With `--with-page`, a `changes` record is printed with the `pages` record its
- * pointer names.
+ * pointer names; with `--diff`, `changes` records are printed for reading, with what changed
+ * (change-lines.ts).
  */
 import type { Transport } from '../runtime/index.ts';
 import { openLog } from './log-location.ts';
 import type { LogLocation } from './log-location.ts';
 import { readValue } from './record-json.ts';
+import { changeLines } from './change-lines.ts';
 
 export interface TailFlags extends LogLocation {
   /** ISO time or epoch ms: start at the first record at or after it (default: the beginning) */
   since?: string;
   follow?: boolean;
   withPage?: boolean;
+  /** `changes` only: each record as lines for reading, with its diff */
+  diff?: boolean;
   limit?: number;
 }
 
@@ -47,6 +51,7 @@ export async function tailCommand(logical: string, flags: TailFlags, out: (line:
   const transport = await openLog(flags, { existing: true });
   try {
     const topic = `${flags.topicPrefix}${logical}`;
+    if (flags.diff && logical !== 'changes') throw new Error('--diff: only for the changes topic');
     const described = await transport.describeTopic(topic);
     if (!described) throw new Error(`topic ${topic} does not exist (wrong --data, --kafka or --topic-prefix?)`);
     const next = new Map<number, number>();
@@ -67,7 +72,8 @@ export async function tailCommand(logical: string, flags: TailFlags, out: (line:
             const value = (read.ok ? read.value : { partition: r.partition, offset: r.offset, unreadable: read.reason }) as Record<string, unknown>;
             const pointer = value.page as Pointer | undefined;
             const record = flags.withPage && pointer ? { ...value, pageRecord: await readOne(transport, pointer) } : value;
-            out(JSON.stringify(record));
+            if (flags.diff) for (const line of changeLines(value)) out(line);
+            else out(JSON.stringify(record));
             if (++printed >= limit) return printed;
           }
         }

@@ -62,6 +62,8 @@ export interface Extracted {
   skippedLinks: number;
   /** Main text (whitespace as in the source, word breaks between blocks), at most maxTextChars. */
   text: string;
+  /** Offsets in `text` where a block-level element begins or ends (ascending): its paragraph boundaries. */
+  breaks?: number[];
 }
 
 export interface ExtractOptions extends NormalizeOptions {
@@ -213,6 +215,11 @@ export function extractPageDecoding(html: string, pageUrl: string, opts: Extract
   let mainLen = 0;
   const aux: string[] = [];
   let auxLen = 0;
+  // Exact offsets of the block breaks in the joined main / aux text, and those texts' lengths.
+  const mainBreaks: number[] = [];
+  let mainChars = 0;
+  const auxBreaks: number[] = [];
+  let auxChars = 0;
   let pendingBreak = false;
 
   const addOccurrence = (raw: string, tag: LinkTag, nofollow: boolean): Occurrence => {
@@ -357,14 +364,22 @@ export function extractPageDecoding(html: string, pageUrl: string, opts: Extract
           if (mainLen < maxText) {
             if (pendingBreak) {
               main.push(' ');
+              mainBreaks.push(mainChars);
+              mainChars++;
               pendingBreak = false;
             }
             main.push(data);
+            mainChars += data.length;
             mainLen += data.length + 1;
           }
         } else if (auxLen < maxText && mainLen === 0) {
-          if (pendingBreak) aux.push(' ');
+          if (pendingBreak) {
+            aux.push(' ');
+            auxBreaks.push(auxChars);
+            auxChars++;
+          }
           aux.push(data);
+          auxChars += data.length;
           auxLen += data.length + 1;
         }
       },
@@ -452,8 +467,13 @@ export function extractPageDecoding(html: string, pageUrl: string, opts: Extract
 
   // Whitespace is left as in the source: the fingerprint tokeniser skips it anyway, and
   // collapsing ~20 KB of prose on every page would cost as much as the link work.
-  let text = (mainLen > 0 ? main : aux).join('').trim();
+  const joined = (mainLen > 0 ? main : aux).join('');
+  let text = joined.trim();
   if (text.length > maxText) text = text.slice(0, maxText);
+  // Break offsets move with the leading whitespace trimmed; those outside the text go.
+  const lead = joined.length - joined.trimStart().length;
+  const breaks: number[] = [];
+  for (const at of mainLen > 0 ? mainBreaks : auxBreaks) if (at - lead > 0 && at - lead < text.length) breaks.push(at - lead);
 
-  return { title, lang, baseUrl, canonical, noindex, nofollowAll, links, invalidLinks, skippedLinks, text };
+  return { title, lang, baseUrl, canonical, noindex, nofollowAll, links, invalidLinks, skippedLinks, text, breaks };
 }

@@ -12,6 +12,9 @@
  * `ok` too and the body is read as a sitemap or a feed (sources.ts): its entries become discovered
  * links, and a document that cannot be read turns the outcome into an `error` with its code.
  *
+ * Main text (text-diff.ts): an `ok` HTML page's outcome carries its main text as paragraphs, at
+ * most 64 K characters (a prefix of whole paragraphs, `truncated` with the page's totals beyond).
+ *
  * Language (language.ts): `lang` of every parsed HTML page; with `languages` set, a page whose
  * language is known and not in the set keeps its outcome (`offLanguage`) but sends no links.
  *
@@ -52,6 +55,7 @@ import { hostOf, isDynamicUrl, normalizeUrl, sameAuthority, siteOf } from '../co
 import { pageLanguage } from './language.ts';
 import { sourceRecords } from './sources.ts';
 import { robotsBody } from '../common/robots-body.ts';
+import { boundText, splitParagraphs } from '../common/text-diff.ts';
 
 export interface RecordPointer {
   topic: string;
@@ -255,6 +259,10 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
 
   outcome.md5 = md5Hex(body);
   outcome.fingerprint = simhash(ex.text);
+  // The main text as paragraphs, bounded (text-diff.ts): consumers read it without the HTML, and
+  // the scheduler diffs it against the version it last reported.
+  const paragraphs = splitParagraphs(ex.text, ex.breaks ?? []);
+  if (paragraphs.length > 0) outcome.text = boundText(paragraphs);
   if (ex.title !== null && ex.title !== '') outcome.title = ex.title;
   outcome.noindex = noindex;
   const language = pageLanguage(ex.text, ex.lang, page.headers['content-language']);

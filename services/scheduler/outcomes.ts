@@ -15,6 +15,7 @@ import { hostKey, siteOf } from '../common/url.ts';
 import { afterOutcome, emptyPoliteness, isHostFailure, loadReport, siteCapKey } from './politeness/index.ts';
 import { countRedirectOutcome, ipBelongsToHost, queueScore } from './redirects.ts';
 import { failedRevisit, trackChange } from './revisits.ts';
+import { keptHashes } from './change-diff.ts';
 import { learnedAlias } from '../common/aliases.ts';
 import { agentFor, noteScore, releaseIp, ruleFor, schedule, trackParked } from './partition.ts';
 import type { Partition } from './partition.ts';
@@ -190,6 +191,7 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, state: HostS
     ...(u?.o !== undefined ? { o: u.o } : {}),
     ...(u?.k ? { k: u.k } : {}),
     ...(u?.a !== undefined ? { a: u.a } : {}),
+    ...keptHashes(u, outcome, p.options.revisit),
   };
   if (p.options.revisit && !document) trackChange(p, outcome, u, next, first, now, ctx, state);
   // Sources are read again on their own schedule (a daily page's overrides the estimator's).

@@ -17,6 +17,7 @@ import { applyRemedy, changePageInterval, emptyPoliteness, hostInterval, remedyF
 import { fileRevisit, hasRoom, hostState, saveStats, schedule } from './partition.ts';
 import type { Partition } from './partition.ts';
 import { changeFreqMs } from './source-schedule.ts';
+import { textChange } from './change-diff.ts';
 
 /** Fetch errors that say the host itself is unreachable, not just this page. */
 const HOST_DEAD_CODES: ReadonlySet<string> = new Set(['MEGURI_ERR_DNS', 'MEGURI_ERR_CONNECT', 'MEGURI_ERR_CONNECT_TIMEOUT', 'MEGURI_ERR_FORBIDDEN_ADDRESS']);
@@ -199,6 +200,7 @@ export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlSta
       ...(next.p ? { fingerprint: next.p } : {}),
       ...(pointer && kind !== 'gone' ? { page: pointer } : {}),
       ...(outcome.lang && kind !== 'gone' ? { lang: outcome.lang } : {}),
+      ...textChange(outcome, previous, next, kind),
     };
     ctx.emit('changes', outcome.url, record);
   };

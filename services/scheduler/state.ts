@@ -37,6 +37,13 @@ export interface UrlState {
   /** 64-bit text fingerprint (hex) of the last body */
   p?: string;
   /**
+   * 18-bit hashes (3 base64url characters each) of the first 64 main-text paragraphs of the version
+   * last reported on `changes` (services/common/text-diff.ts): at most 192 characters
+   */
+  tp?: string;
+  /** paragraphs of that version in all, when more than `tp` holds */
+  tn?: number;
+  /**
    * change-rate estimator state (the incremental archive crawler paper, services/revisit), packed: 24 bytes as base64url (whole
    * seconds); read it with revisitOf(). Older stores hold the plain object, which is still read.
    */

@@ -1,0 +1,52 @@
+/**
+ * What a `changed` record says changed (docs/topics.md, "Main text and diffs"): the scheduler keeps
+ * 18-bit hashes of the first 64 main-text paragraphs of the version it last reported on `changes`
+ * (UrlState.tp, ≤ 192 characters, and tn), and compares the paragraphs a new version's outcome
+ * carries with them (services/common/text-diff.ts). No text is kept: the added paragraphs the record
+ * quotes come from the outcome, removed ones are named by position.
+ */
+import type { ChangeRecord, OutcomeLink } from '../../schemas/index.ts';
+import { DIFF_PARAGRAPHS, diffParagraphs, packParagraphHashes, unpackParagraphHashes } from '../common/text-diff.ts';
+import type { UrlState } from './state.ts';
+
+type Hashes = Pick<UrlState, 'tp' | 'tn'>;
+
+/** The stored hashes of the version an outcome carries (none when it carries no text). */
+function hashesOf(text: OutcomeLink['text']): Hashes {
+  if (text === undefined || text.paragraphs.length === 0) return {};
+  const tp = packParagraphHashes(text.paragraphs);
+  const total = text.paragraphCount ?? text.paragraphs.length;
+  return total > Math.min(DIFF_PARAGRAPHS, text.paragraphs.length) ? { tp, tn: total } : { tp };
+}
+
+/**
+ * The `diff` field of a change record, and `next`'s hashes updated to the version it reports:
+ * `new` and `changed` store the outcome's; `gone` drops them. A `changed` record gets a diff only
+ * when the previous version's hashes are known (kept since this was built) and the outcome carries text.
+ */
+export function textChange(outcome: OutcomeLink, previous: UrlState | undefined, next: UrlState, kind: ChangeRecord['kind']): Pick<ChangeRecord, 'diff'> {
+  delete next.tp;
+  delete next.tn;
+  if (kind === 'gone') return {};
+  Object.assign(next, hashesOf(outcome.text));
+  const text = outcome.text;
+  if (kind !== 'changed' || previous?.tp === undefined || text === undefined || next.tp === undefined) return {};
+  const diff = diffParagraphs({
+    previous: unpackParagraphHashes(previous.tp),
+    ...(previous.tn !== undefined ? { previousTotal: previous.tn } : {}),
+    paragraphs: text.paragraphs,
+    ...(text.paragraphCount !== undefined ? { total: text.paragraphCount } : {}),
+  });
+  return { diff };
+}
+
+/**
+ * The hashes a fetched known page keeps: those it had, or, for a page without any yet (known
+ * before this was built, or its text not carried then), those of this version, so its next
+ * `changed` record has something to be compared with. A new page gets its own with its `new` record.
+ */
+export function keptHashes(u: UrlState | undefined, outcome: OutcomeLink, revisit: boolean): Hashes {
+  if (u?.tp !== undefined) return u.tn !== undefined ? { tp: u.tp, tn: u.tn } : { tp: u.tp };
+  if (!revisit || u?.f === undefined || outcome.result !== 'ok') return {};
+  return hashesOf(outcome.text);
+}
