@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { version, httpUrl, epochMs, errorCode } from './common.ts';
 import { frontierRecord } from './frontier.ts';
-import { conformanceOf } from './conformance.ts';
 
 /** Most response headers a page keeps, and the longest value (longer ones are cut). */
 export const MAX_PAGE_HEADERS = 64;
@@ -188,31 +187,32 @@ function fromJsonForm(value: Buffer): Record<string, unknown> {
 }
 
 /**
+ * A fast test that zod would accept the header fields and return them as they are (the runtime
+ * compiles one from pageRecord: services/common/page-decode.ts); without one, zod checks each header.
+ */
+export type PageHeaderTest = (fields: Record<string, unknown>) => boolean;
+
+/**
  * Decodes one `pages` value (the framed form, or the older all-JSON form) and validates it.
  * Throws a PageRecordError (code MEGURI_ERR_DECODE) for bad framing and a ZodError for a header
  * that breaks the schema. With `validate: false` only the framing is checked (for callers that
  * validate afterwards, like the stream runtime). The body comes as stored: still compressed when
  * `contentEncoding` is set (decodePageContent in services/common/page-content.ts decodes it).
  */
-export function decodePageRecord(value: Buffer, options: { validate?: boolean } = {}): PageRecord {
+export function decodePageRecord(value: Buffer, options: { validate?: boolean; conforms?: PageHeaderTest } = {}): PageRecord {
   const fields = unframe(value);
-  return options.validate === false || conforms(fields) ? (fields as PageRecord) : pageRecord.parse(fields);
-}
-
-/** The compiled test of pageRecord (schemas/conformance.ts): passed, zod would return the fields as they are. */
-function conforms(fields: Record<string, unknown>): boolean {
-  return conformanceOf(pageRecord)?.(fields) === true;
+  return options.validate === false || options.conforms?.(fields) === true ? (fields as PageRecord) : pageRecord.parse(fields);
 }
 
 /** Like decodePageRecord, as a result instead of a throw (for readers that skip bad records). */
-export function safeDecodePageRecord(value: Buffer): { ok: true; page: PageRecord } | { ok: false; reason: string } {
+export function safeDecodePageRecord(value: Buffer, conforms?: PageHeaderTest): { ok: true; page: PageRecord } | { ok: false; reason: string } {
   let fields: Record<string, unknown>;
   try {
     fields = unframe(value);
   } catch (err) {
     return { ok: false, reason: (err as Error).message };
   }
-  if (conforms(fields)) return { ok: true, page: fields as PageRecord };
+  if (conforms?.(fields) === true) return { ok: true, page: fields as PageRecord };
   const parsed = pageRecord.safeParse(fields);
   if (!parsed.success) return { ok: false, reason: 'pages header breaks its schema: ' + parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ') };
   return { ok: true, page: parsed.data };

@@ -6,7 +6,7 @@
  */
 import { getEncoding } from 'encoding-sniffer';
 import iconv from 'iconv-lite';
-import { safeDecodePageRecord } from '../../schemas/index.ts';
+import { safeDecodePageRecord } from '../common/page-decode.ts';
 import type { PageRecord } from '../../schemas/index.ts';
 import { parseContentType } from '../common/content-type.ts';
 import { decodePageContent } from '../common/page-content.ts';

@@ -3,7 +3,8 @@
  * a `pages` record (JSON header + body bytes) is printed as its header with the body decoded to text
  * the way the parser reads it, and the body's size in bytes.
  */
-import { PAGE_MAGIC, safeDecodePageRecord } from '../../schemas/index.ts';
+import { PAGE_MAGIC } from '../../schemas/index.ts';
+import { safeDecodePageRecord } from '../common/page-decode.ts';
 import type { PageRecord } from '../../schemas/index.ts';
 import { pageText } from '../parser/charset.ts';
 import { decodePageContent } from '../common/page-content.ts';

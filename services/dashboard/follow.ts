@@ -3,7 +3,7 @@
  * reading `pages` (counters, servers, countries), `frontier` (requests issued) and `changes`
  * (recent changes) from the beginning, then live.
  */
-import { safeDecodePageRecord } from '../../schemas/index.ts';
+import { safeDecodePageRecord } from '../common/page-decode.ts';
 import type { Transport, GroupMember } from '../runtime/index.ts';
 import type { LiveState } from './live-state.ts';
 

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import type { ValueCodec } from './catalog.ts';
 import type { InputRecord } from './processor.ts';
 import type { LogRecord } from './transport.ts';
-import { conformanceOf } from '../../schemas/conformance.ts';
+import { conformanceOf } from './conformance.ts';
 
 export type Validated<In> = { ok: true; input: InputRecord<In> } | { ok: false; code: string; reason: string };
 

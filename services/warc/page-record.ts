@@ -2,7 +2,7 @@
  * The one place the archive reads a `pages` record: through the schemas/ codec, into an
  * ArchivedFetch. The body is the bytes the server sent after transfer and content decoding.
  */
-import { safeDecodePageRecord } from '../../schemas/index.ts';
+import { safeDecodePageRecord } from '../common/page-decode.ts';
 import type { ArchivedFetch } from './records.ts';
 import { decodePageContent } from '../common/page-content.ts';
 

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { conformanceOf } from '../../schemas/conformance.ts';
+import { conformanceOf } from '../../services/runtime/conformance.ts';
 import { topicSchemas, frontierRecord, linksRecord, pageRecord, MAX_PAGE_HEADERS } from '../../schemas/index.ts';
 
 const now = 1_790_000_000_000;
