@@ -8,8 +8,6 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { schedulerOptionsSchema } from '../scheduler/options.ts';
 import type { SchedulerOptionsInput } from '../scheduler/options.ts';
-import { politenessConfig } from '../scheduler/politeness/index.ts';
-import { DEFAULT_REVISIT_OPTIONS } from '../revisit/estimator.ts';
 
 export function readSchedulerConfig(file: string | undefined): SchedulerOptionsInput {
   if (file === undefined || file === '') return {};
@@ -22,12 +20,4 @@ export function readSchedulerConfig(file: string | undefined): SchedulerOptionsI
   const checked = schedulerOptionsSchema.safeParse(raw);
   if (!checked.success) throw new Error(`scheduler config ${file}:\n${z.prettifyError(checked.error)}`);
   return raw as SchedulerOptionsInput;
-}
-
-/** Every scheduler setting with its default, nested groups filled in (`meguri config scheduler`). */
-export function schedulerDefaults(): Record<string, unknown> {
-  const base = schedulerOptionsSchema.parse({});
-  const { minIntervalMs: _m, maxDepth: _d, maxCgiHops: _c, ...politeness } = politenessConfig();
-  const { allocation, freshnessScaleS, droppedIntervalS, minIntervalS, backoff, secondVisitMinS, secondVisitMaxS } = DEFAULT_REVISIT_OPTIONS;
-  return { ...base, politeness, revisitPolicy: { allocation, freshnessScaleS, droppedIntervalS, minIntervalS, backoff, secondVisitMinS, secondVisitMaxS } };
 }

@@ -4,7 +4,8 @@
  * web: Hoshino et al.).
  */
 import { z } from 'zod';
-import { politenessConfigSchema } from './politeness/config.ts';
+import { politenessConfig, politenessConfigSchema } from './politeness/config.ts';
+import { DEFAULT_REVISIT_OPTIONS } from '../revisit/estimator.ts';
 import { DEFAULT_STRIP_PARAMS } from '../common/url.ts';
 
 const HOUR = 3_600_000;
@@ -188,3 +189,15 @@ export const schedulerOptionsSchema = z.strictObject({
 
 export type SchedulerOptions = z.infer<typeof schedulerOptionsSchema>;
 export type SchedulerOptionsInput = z.input<typeof schedulerOptionsSchema>;
+
+/**
+ * Every scheduler setting with its default, nested groups filled in: what `meguri config scheduler`
+ * prints and the Kubernetes manifests mount as the scheduler's config file.
+ */
+export function schedulerDefaults(): Record<string, unknown> {
+  const base = schedulerOptionsSchema.parse({});
+  const { minIntervalMs: _m, maxDepth: _d, maxCgiHops: _c, ...politeness } = politenessConfig();
+  const { allocation, freshnessScaleS, droppedIntervalS, minIntervalS, backoff, secondVisitMinS, secondVisitMaxS } = DEFAULT_REVISIT_OPTIONS;
+  const revisitPolicy = { allocation, freshnessScaleS, droppedIntervalS, minIntervalS, backoff, secondVisitMinS, secondVisitMaxS };
+  return { ...base, politeness, revisitPolicy };
+}

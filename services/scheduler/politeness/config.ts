@@ -4,7 +4,6 @@
  * time": the incremental archive crawler paper; depth 15: Muraoka et al.); the rest are chosen here and explained in docs/politeness.md.
  */
 import { z } from 'zod';
-import type { SchedulerOptions } from '../options.ts';
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
@@ -87,7 +86,7 @@ export function politenessConfig(input: PolitenessConfigInput = {}): PolitenessC
  * and CGI-hop limits) taken from them, so the two never disagree; `overrides` sets the rest.
  */
 export function politenessFromSchedulerOptions(
-  options: Pick<SchedulerOptions, 'minIntervalMs' | 'maxDepth' | 'maxCgiHops'>,
+  options: Pick<PolitenessConfig, 'minIntervalMs' | 'maxDepth' | 'maxCgiHops'>,
   overrides: Omit<PolitenessConfigInput, 'minIntervalMs' | 'maxDepth' | 'maxCgiHops'> = {},
 ): PolitenessConfig {
   return politenessConfig({ ...overrides, minIntervalMs: options.minIntervalMs, maxDepth: options.maxDepth, maxCgiHops: options.maxCgiHops });
