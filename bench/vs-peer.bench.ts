@@ -163,6 +163,9 @@ interface Row {
   fullSpeedPagesPerS?: number;
   toFullSpeedS?: number;
   toAllHostsS?: number;
+  /** meguri: the scheduler's commits (transactions on Kafka) and their mean time. */
+  schedulerCommits?: number;
+  schedulerCommitMs?: number;
 }
 
 function logSize(): number {
@@ -236,8 +239,12 @@ async function meguri(web: Awaited<ReturnType<typeof startWeb>>, kind: 'embedded
     const broker = kind === 'kafka' ? localBrokerPid(values.kafka) : undefined;
     const brokerCpu0 = brokerCpuSecondsOf(broker);
     const r = await runProcess(join(root, 'bin/meguri.js'), args);
-    const s = JSON.parse(r.stdout) as { pagesFetched: number; elapsedS: number; pagesPerS: number; duplicateFetches: number; errors: number };
-    const row = rowOf(`meguri crawl (${kind})`, r, { pages: s.pagesFetched, elapsedS: s.elapsedS, pagesPerS: s.pagesPerS, duplicates: s.duplicateFetches, errors: s.errors }, cpuSecondsOf(web.pid) - cpu0);
+    const s = JSON.parse(r.stdout) as { pagesFetched: number; elapsedS: number; pagesPerS: number; duplicateFetches: number; errors: number; commits?: Record<string, { count: number; meanMs: number }> };
+    const commits = s.commits?.scheduler;
+    const row = {
+      ...rowOf(`meguri crawl (${kind})`, r, { pages: s.pagesFetched, elapsedS: s.elapsedS, pagesPerS: s.pagesPerS, duplicates: s.duplicateFetches, errors: s.errors }, cpuSecondsOf(web.pid) - cpu0),
+      ...(commits ? { schedulerCommits: commits.count, schedulerCommitMs: commits.meanMs } : {}),
+    };
     const brokerCpu1 = brokerCpuSecondsOf(broker);
     return brokerCpu0 === undefined || brokerCpu1 === undefined ? row : { ...row, brokerCpuS: round(brokerCpu1 - brokerCpu0, 1) };
   } finally {

@@ -44,6 +44,8 @@ export interface CrawlOptions {
   readonly gzipLevel?: number;
   /** Fetcher and parser: offsets committed at most this often (MEGURI_COMMIT_INTERVAL_MS). */
   readonly commitIntervalMs?: number;
+  /** Kafka: the scheduler's and parser's transactions at most this often per partition (RuntimeConfig). */
+  readonly transactionIntervalMs?: number;
   readonly maxPages?: number;
   readonly untilIdle?: boolean;
   readonly scheduler?: SchedulerOptionsInput;
@@ -112,6 +114,8 @@ export interface CrawlSummary extends CrawlSnapshot {
   readonly offLanguage: number;
   readonly lost: number;
   readonly deadletters: number;
+  /** per service: its commits (transactions of the scheduler and parser on Kafka) and their mean time */
+  readonly commits: Readonly<Record<string, { readonly count: number; readonly meanMs: number }>>;
 }
 
 /** Seeds as `links` seed records, normalised; invalid ones are reported, not sent. */
@@ -193,7 +197,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const partitions = options.partitions ?? 4;
   const progress = new CrawlProgress();
   const budget = options.maxPages !== undefined ? new SharedBudget(options.maxPages) : undefined;
-  const common = { transport, catalog: crawlCatalog, dataDir: options.dataDir, topicPrefix: prefix, partitions, logger, clock, ...(options.commitIntervalMs !== undefined ? { commitIntervalMs: options.commitIntervalMs } : {}) };
+  const common = { transport, catalog: crawlCatalog, dataDir: options.dataDir, topicPrefix: prefix, partitions, logger, clock, ...(options.commitIntervalMs !== undefined ? { commitIntervalMs: options.commitIntervalMs } : {}), ...(options.transactionIntervalMs ? { transactionIntervalMs: options.transactionIntervalMs } : {}) };
   const fetcherDef = fetcherService({ ...options.fetcher, clock });
   // The parser removes the same session/tracking parameters the scheduler does.
   const stripParams = options.scheduler?.stripParams !== undefined ? { stripParams: paramFilter(options.scheduler.stripParams) } : {};
@@ -285,9 +289,20 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const t = progress.totals();
   let deadletters = 0;
   for (const s of services) for (const v of (await s.metrics.deadletters.get()).values) deadletters += v.value;
+  // Each service's commits (a transaction each for the scheduler and parser on Kafka) and their mean time.
+  const commits: Record<string, { count: number; meanMs: number }> = {};
+  for (const s of services) {
+    let count = 0;
+    let sum = 0;
+    for (const v of (await s.metrics.commitSeconds.get()).values) {
+      if (v.metricName?.endsWith('_count')) count += v.value;
+      else if (v.metricName?.endsWith('_sum')) sum += v.value;
+    }
+    commits[s.name] = { count, meanMs: count > 0 ? Math.round((sum / count) * 10_000) / 10 : 0 };
+  }
   const discovery =
     options.scheduler?.mode === 'discovery'
       ? { externalServers: t.externalServers ?? 0, sampleSkipped: t.sampleSkipped ?? 0, perDepth: depthRows(t.pagesByDepth ?? [], t.serversByDepth ?? []) }
       : {};
-  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, outOfScopeSkipped: t.outOfScopeSkipped ?? 0, hostRuleSkipped: t.hostRuleSkipped ?? 0, pageRetries: t.pageRetries ?? 0, lost: t.lost, deadletters, sitemapsFetched: t.sitemapsFetched ?? 0, sitemapErrors: t.sitemapErrors ?? 0, feedErrors: t.feedErrors ?? 0, sitemapUrls: t.sitemapUrls ?? 0, feedsFetched: t.feedsFetched ?? 0, feedItemsNew: t.feedItemsNew ?? 0, dailyFetched: t.dailyFetched ?? 0, dailyNewLinks: t.dailyNewLinks ?? 0, offLanguage: t.offLanguage ?? 0, ...discovery };
+  return { ...snapshot(), transport: kind, stoppedBecause, robotsFetched: t.robotsFetched, depthSkipped: t.depthSkipped, siteCapSkipped: t.siteCapSkipped, templateSkipped: t.templateSkipped, querySkipped: t.querySkipped, outOfScopeSkipped: t.outOfScopeSkipped ?? 0, hostRuleSkipped: t.hostRuleSkipped ?? 0, pageRetries: t.pageRetries ?? 0, lost: t.lost, deadletters, commits, sitemapsFetched: t.sitemapsFetched ?? 0, sitemapErrors: t.sitemapErrors ?? 0, feedErrors: t.feedErrors ?? 0, sitemapUrls: t.sitemapUrls ?? 0, feedsFetched: t.feedsFetched ?? 0, feedItemsNew: t.feedItemsNew ?? 0, dailyFetched: t.dailyFetched ?? 0, dailyNewLinks: t.dailyNewLinks ?? 0, offLanguage: t.offLanguage ?? 0, ...discovery };
 }

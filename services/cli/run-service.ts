@@ -104,7 +104,7 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
     setTimeout(() => process.exit(70), 10_000).unref();
     void transport.close().finally(() => process.exit(70));
   };
-  const common = { transport, catalog: crawlCatalog, dataDir: config.dataDir, topicPrefix: config.topicPrefix, partitions: config.partitions, memberName: config.instanceId, ...(config.staticMembership ? { groupInstanceId: config.instanceId } : {}), logger, createTopics, onFatal, commitIntervalMs: config.commitIntervalMs };
+  const common = { transport, catalog: crawlCatalog, dataDir: config.dataDir, topicPrefix: config.topicPrefix, partitions: config.partitions, memberName: config.instanceId, ...(config.staticMembership ? { groupInstanceId: config.instanceId } : {}), logger, createTopics, onFatal, commitIntervalMs: config.commitIntervalMs, transactionIntervalMs: config.transactionIntervalMs };
   let service: StreamService<unknown>;
   let closeExtra = async (): Promise<void> => {};
   const file = name === 'parser' ? {} : readSchedulerConfig((flags.schedulerConfig as string | undefined) ?? env('MEGURI_SCHEDULER_CONFIG'));

@@ -50,6 +50,8 @@ export interface StreamServiceOptions {
   readonly batchAttempts?: number;
   /** Concurrent mode: offsets committed at most this often (else the definition's, else after every flush). */
   readonly commitIntervalMs?: number;
+  /** Exactly-once services: a partition's batches start at most this often (RuntimeConfig.transactionIntervalMs). */
+  readonly transactionIntervalMs?: number;
   /** Called once when the service stops on a fatal error (the CLI exits non-zero). */
   readonly onFatal?: (err: Error) => void;
 }
@@ -171,6 +173,7 @@ export class StreamService<In, R extends TopicRecordMap = TopicRecordMap> {
       memberName: this.options.memberName ?? this.definition.name,
       ...(this.options.groupInstanceId !== undefined ? { groupInstanceId: this.options.groupInstanceId } : {}),
       maxBatchRecords: this.definition.maxBatchRecords ?? 500,
+      ...(this.definition.guarantee === 'exactly-once' && this.options.transactionIntervalMs ? { batchIntervalMs: this.options.transactionIntervalMs } : {}),
       warmPartitions: () => ((this.definition.stores ?? []).length > 0 ? TaskStores.localPartitions(this.options.dataDir, this.groupId) : []),
       onAssigned: (tps) => this.onAssigned(tps),
       onRevoked: (tps) => this.onRevoked(tps, 'clean'),

@@ -129,6 +129,11 @@ export interface GroupMemberOptions {
   readonly startFrom?: 'earliest' | 'latest';
   /** Upper bound of records per batch. */
   readonly maxBatchRecords?: number;
+  /**
+   * Kafka: a partition's next batch is delivered no sooner than this after its previous one began,
+   * with what arrived meanwhile merged into it (one commit). Default 0: at once.
+   */
+  readonly batchIntervalMs?: number;
   /** Kafka: static membership under this id (static-membership.ts); absent: a dynamic member. */
   readonly groupInstanceId?: string;
   /**

@@ -90,6 +90,32 @@ describe('pipelined delivery on kafka', { timeout: 180_000 }, () => {
     await service.stop();
   });
 
+  it('with a transaction interval, records that trickle in go in one transaction per interval, each once, in order', async () => {
+    const prefix = uniquePrefix();
+    const observed: Observed = { calls: [] };
+    const intervalMs = 400;
+    const service = new StreamService(recordingCounter(observed, { delayMs: 0, maxBatchRecords: 500 }), { transport, catalog: crawlCatalog, dataDir: tempDir(), topicPrefix: prefix, partitions: 1, transactionIntervalMs: intervalMs });
+    await service.start();
+    await service.ready();
+    // One record every 20 ms for about 4 s: without the interval, nearly a transaction per record.
+    const started = performance.now();
+    for (let i = 0; i < 200; i++) {
+      await transport.send(seeds(prefix, i, 1));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const sendingMs = performance.now() - started;
+    await waitFor('every record counted', async () => (await readAll(transport, `${prefix}changes`)).length >= 200, 90_000, 200);
+    await new Promise((r) => setTimeout(r, 500));
+    const out = await readAll(transport, `${prefix}changes`);
+    assert.equal(out.length, 200, 'one output per input');
+    assert.ok(out.every((r) => (JSON.parse(r.value!) as { title: string }).title === '1'), 'no record counted twice');
+    assert.deepEqual(observed.calls.flat(), Array.from({ length: 200 }, (_, i) => i), 'every record processed once, in offset order');
+    const commits = (await service.metrics.commitSeconds.get()).values.find((v) => v.metricName === 'meguri_commit_seconds_count')?.value ?? 0;
+    const bound = Math.ceil(sendingMs / intervalMs) + 3;
+    assert.ok(commits > 0 && commits <= bound, `${commits} commits over ${Math.round(sendingMs)} ms of sends, at most ${bound} with a ${intervalMs} ms interval`);
+    await service.stop();
+  });
+
   it('a batch handed back is read again from its first offset; nothing queued after it runs first', async () => {
     const prefix = uniquePrefix();
     const observed: Observed = { calls: [] };

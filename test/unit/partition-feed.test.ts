@@ -193,3 +193,45 @@ test('a partition that is no longer active stops after the batch in progress', a
   assert.deepEqual(d.seen, [[0]]);
   assert.equal(feed.queued, 0);
 });
+
+test('with minIntervalMs, what arrives within the interval goes in one delivery; a full merge goes at once', async () => {
+  const seen: { offsets: number[]; at: number }[] = [];
+  const t0 = performance.now();
+  const feed = new PartitionFeed({
+    maxQueued: 100,
+    maxMergedRecords: 10,
+    minIntervalMs: 150,
+    deliver: async (b) => void seen.push({ offsets: offsets(b), at: performance.now() - t0 }),
+    onHandedBack: () => {},
+    active: () => true,
+  });
+  feed.push(batch(0, 2)); // the first batch goes at once: nothing was delivered before
+  await tick();
+  feed.push(batch(2, 4));
+  feed.push(batch(4, 6));
+  await tick();
+  assert.equal(seen.length, 1, 'the next batch waits for the interval');
+  await feed.idle();
+  assert.deepEqual(seen.map((s) => s.offsets), [[0, 1], [2, 3, 4, 5]]);
+  assert.ok(seen[1]!.at - seen[0]!.at >= 140, `second delivery ${seen[1]!.at - seen[0]!.at} ms after the first`);
+  // A merge that reaches maxMergedRecords does not wait out the interval.
+  const before = performance.now();
+  feed.push(batch(6, 16));
+  await feed.idle();
+  assert.deepEqual(seen[2]!.offsets, [6, 7, 8, 9, 10, 11, 12, 13, 14, 15]);
+  assert.ok(performance.now() - before < 100, 'a full merge went at once');
+});
+
+test('a drop ends the wait for the interval and delivers nothing of the dropped queue', async () => {
+  const seen: number[][] = [];
+  const feed = new PartitionFeed({ maxQueued: 100, minIntervalMs: 60_000, deliver: async (b) => void seen.push(offsets(b)), onHandedBack: () => {}, active: () => true });
+  feed.push(batch(0, 2));
+  await tick();
+  feed.push(batch(2, 4));
+  await tick();
+  const before = performance.now();
+  feed.drop();
+  await feed.idle();
+  assert.ok(performance.now() - before < 1000);
+  assert.deepEqual(seen, [[0, 1]]);
+});

@@ -278,8 +278,10 @@ export class KafkaGroupMember implements GroupMember {
     let feed = this.feeds.get(key);
     if (feed) return feed;
     feed = new PartitionFeed({
-      maxQueued: QUEUED_BATCHES_PER_PARTITION,
+      // Waiting out an interval, a merge may take as many batches as it has room for.
+      maxQueued: this.options.batchIntervalMs ? MERGED_BATCHES * QUEUED_BATCHES_PER_PARTITION : QUEUED_BATCHES_PER_PARTITION,
       maxMergedRecords: MERGED_BATCHES * (this.options.maxBatchRecords ?? 500),
+      ...(this.options.batchIntervalMs ? { minIntervalMs: this.options.batchIntervalMs } : {}),
       deliver: (batch) => this.options.eachBatch(batch),
       active: () => this.current.has(key) && !this.stopped && !this.rejoining,
       onHandedBack: async (offset, err) => {

@@ -14,6 +14,10 @@
  * Every drop starts a new epoch, which tells a fetch that waited for room before the drop that its
  * batch is stale.
  *
+ * With `minIntervalMs` a batch starts no sooner than that after the previous one started: what
+ * arrives meanwhile waits and goes with it, up to `maxMergedRecords` (a full merge goes at once), so
+ * an exactly-once service makes one transaction per interval instead of one per fetch.
+ *
  * Records below what the feed already took are skipped. After a rebalance that leaves a partition
  * here, kafkajs fetches again from the committed offset, which may lag the batches still queued or
  * in progress (they commit after kafkajs read it): without the skip they would be processed twice.
@@ -30,6 +34,8 @@ export interface PartitionFeedOptions {
    * trips cost more than processing the records. Default: batches go as they were pushed.
    */
   readonly maxMergedRecords?: number;
+  /** A batch starts no sooner than this many ms after the previous one started (default 0). */
+  readonly minIntervalMs?: number;
   /** Processes one batch (and commits it); rejects when the batch is handed back. */
   readonly deliver: (batch: ConsumedBatch) => Promise<void>;
   /**
@@ -50,6 +56,10 @@ export class PartitionFeed {
   private pushedEnd = Number.NEGATIVE_INFINITY;
   /** Offset after the last record handed to `deliver`. */
   private deliveredEnd = Number.NEGATIVE_INFINITY;
+  /** performance.now() when the last delivery started. */
+  private deliveredAt = Number.NEGATIVE_INFINITY;
+  /** Ends the wait for the interval early (a full merge, a drop). */
+  private wakeLinger: (() => void) | undefined;
 
   constructor(private readonly options: PartitionFeedOptions) {}
 
@@ -85,6 +95,28 @@ export class PartitionFeed {
       this.pushedEnd = records[records.length - 1]!.offset + 1;
     }
     if (this.queue.length > 0) this.draining ??= this.drain();
+    if (this.wakeLinger && this.queuedRecords() >= (this.options.maxMergedRecords ?? Number.POSITIVE_INFINITY)) this.wakeLinger();
+  }
+
+  private queuedRecords(): number {
+    let n = 0;
+    for (const b of this.queue) n += b.records.length;
+    return n;
+  }
+
+  /** Waits out what is left of the interval since the last delivery started (early on a full merge or a drop). */
+  private async linger(): Promise<void> {
+    const left = this.deliveredAt + (this.options.minIntervalMs ?? 0) - performance.now();
+    if (!(left > 0) || this.queuedRecords() >= (this.options.maxMergedRecords ?? Number.POSITIVE_INFINITY)) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => done(), left);
+      const done = (): void => {
+        clearTimeout(timer);
+        this.wakeLinger = undefined;
+        resolve();
+      };
+      this.wakeLinger = done;
+    });
   }
 
   /** Forgets the queued batches; the one in progress finishes. */
@@ -93,6 +125,7 @@ export class PartitionFeed {
     this.queue = [];
     this.pushedEnd = this.deliveredEnd;
     this.wakeRoomWaiters();
+    this.wakeLinger?.();
   }
 
   /** Resolves when nothing is being delivered (after a drop: when the batch in progress ended). */
@@ -130,6 +163,12 @@ export class PartitionFeed {
         if (!this.options.active()) {
           this.drop();
           break;
+        }
+        if (this.options.minIntervalMs) {
+          await this.linger();
+          if (this.queue.length === 0) break;
+          if (!this.options.active()) continue;
+          this.deliveredAt = performance.now();
         }
         const batch = this.takeMerged();
         this.wakeRoomWaiters();
