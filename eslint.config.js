@@ -9,6 +9,11 @@ const KAFKAJS_RULE = { name: 'kafkajs', message: "import { kafkajs } from servic
 const SHARED_MODULES = ['runtime', 'common', 'revisit'];
 /** The composition root: wires every service into commands. */
 const COMPOSITION_ROOTS = ['cli'];
+/**
+ * The bottom layer: a stream-processing runtime that knows nothing of the crawler. It imports no
+ * other part of services/ (not even the shared ones), nor schemas/ or topology/, which build on it.
+ */
+const BOTTOM_LAYER = 'runtime';
 
 /**
  * One no-restricted-imports block per directory level of each service: from services/<a>/ (at any
@@ -22,27 +27,44 @@ function serviceBoundaries() {
   for (const service of services) {
     for (let depth = 1; depth <= 4; depth++) {
       const up = '\\.\\./'.repeat(depth);
-      const allowed = [...SHARED_MODULES, service].map((m) => `${m}/`).join('|');
+      const bottom = service === BOTTOM_LAYER;
+      const allowed = (bottom ? [service] : [...SHARED_MODULES, service]).map((m) => `${m}/`).join('|');
+      const patterns = [
+        {
+          regex: `^${up}(?!${allowed})[a-z][a-z0-9-]*/`,
+          message: bottom
+            ? 'services/runtime must not import from the rest of services/: it is the bottom layer every service builds on.'
+            : `services/${service} must not import another service: move what both need to services/common (or schemas/, topology/), or wire them together in services/cli.`,
+        },
+      ];
+      if (bottom) {
+        patterns.push({
+          regex: `^${up}\\.\\./(schemas|topology)/`,
+          message: 'services/runtime must not import schemas/ or topology/: they build on the runtime, which knows no topic or record format.',
+        });
+      }
       blocks.push({
         files: [`services/${service}/${'*/'.repeat(depth - 1)}*.ts`],
-        rules: {
-          '@typescript-eslint/no-restricted-imports': [
-            'error',
-            {
-              paths: [KAFKAJS_RULE],
-              patterns: [
-                {
-                  regex: `^${up}(?!${allowed})[a-z][a-z0-9-]*/`,
-                  message: `services/${service} must not import another service: move what both need to services/common (or schemas/, topology/), or wire them together in services/cli.`,
-                },
-              ],
-            },
-          ],
-        },
+        rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: [KAFKAJS_RULE], patterns }] },
       });
     }
   }
   return blocks;
+}
+
+/** schemas/ (the record formats) build on nothing in services/; topology/ on no part of the CLI. */
+function layerBoundaries() {
+  const rule = (regex, message) => ({ '@typescript-eslint/no-restricted-imports': ['error', { paths: [KAFKAJS_RULE], patterns: [{ regex, message }] }] });
+  return [
+    {
+      files: ['schemas/**/*.ts'],
+      rules: rule('^(\\.\\./)+services/', 'schemas/ must not import from services/: the record formats are the layer services build on (pass what a schema needs in as an argument).'),
+    },
+    {
+      files: ['topology/**/*.ts'],
+      rules: rule('^(\\.\\./)+services/cli/', 'topology/ must not import services/cli: the CLI wires topology in, not the other way round (move the shared part next to the service it describes).'),
+    },
+  ];
 }
 
 export default tseslint.config(
@@ -67,6 +89,9 @@ export default tseslint.config(
   // services/runtime, services/common, the pure libraries, schemas/ and topology/. The CLI is the
   // composition root that wires them together, so it alone may import any service.
   ...serviceBoundaries(),
+  // The layers around the services (docs/architecture.md, "Dependencies"): runtime at the bottom,
+  // then schemas/ and topology/, then the services, then the CLI.
+  ...layerBoundaries(),
   {
     // CommonJS on purpose: the kafkajs fix must sit in require's module cache.
     files: ['**/*.cjs', '**/*.d.cts'],
