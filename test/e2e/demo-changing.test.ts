@@ -1,7 +1,8 @@
 /**
  * `meguri demo --changing` as a user runs it (bin/meguri.js in a child process), kept short with
  * --duration: a changing simulated web on a fast clock, and the comparison with a fixed interval
- * at the same fetch budget. And `--speed` is refused off the simulated web.
+ * at the same fetch budget; then `meguri tail changes --diff` on its data. And `--speed` is
+ * refused off the simulated web.
  */
 import { describe, it, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -55,6 +56,12 @@ describe('meguri demo --changing', { timeout: 180_000 }, () => {
     assert.ok(m.fetchesPerVersionSeen > 0 && f.fetchesPerVersionSeen > 0);
     assert.match(r.stderr, /versions seen/);
     assert.match(r.stderr, /time stale/);
+    // What a subscriber sees of those changes: each changed page with what changed in its main
+    // text (the simulated web rewrites an article's paragraphs when it changes).
+    const tail = meguri(['tail', 'changes', '--data', join(dir, 'data'), '--diff']);
+    assert.equal(tail.status, 0, tail.stderr);
+    assert.match(tail.stdout, /^\S+Z new http:\/\//m);
+    assert.match(tail.stdout, /^\S+Z changed http:\/\/\S+.*\n {2}paragraphs \d+ → \d+: \+[1-9]\d* -\d+.*\n {2}\+ \[\d+\] \S/m);
   });
 
   it('refuses --speed unless names resolve only through --resolve', () => {

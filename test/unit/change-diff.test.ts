@@ -14,6 +14,7 @@ import { changeRecord } from '../../schemas/index.ts';
 import type { ChangeRecord, FrontierRecord, OutcomeLink } from '../../schemas/index.ts';
 import type { UrlState } from '../../services/scheduler/state.ts';
 import { fetchedPage } from '../support/pages.ts';
+import { changeLines } from '../../services/cli/change-lines.ts';
 
 const URL_A = 'http://r.test/a';
 const DAY = 86_400_000;
@@ -70,6 +71,9 @@ describe('changed records with a diff of the main text', () => {
     let c = changes(h).at(-1)!;
     assert.equal(c.kind, 'changed');
     assert.deepEqual(c.diff, { paragraphs: 5, previousParagraphs: 4, added: 1, removed: 0, moved: 0, addedParagraphs: [{ at: 2, text: added }], removedAt: [] });
+    // As `meguri tail changes --diff` prints it.
+    assert.deepEqual(changeLines(c).slice(1), ['  paragraphs 4 → 5: +1 -0', `  + [2] ${added}`]);
+    assert.match(changeLines(c)[0]!, /^\d{4}-\d\d-\d\dT[\d:.]+Z changed http:\/\/r\.test\/a$/);
 
     // Only the boilerplate changes: a new MD5, the same main text, no record.
     const boiler = parsed(html(v2, 'Menu 2026-03-01 12:00'));
@@ -91,6 +95,7 @@ describe('changed records with a diff of the main text', () => {
     await h.answer(await revisit(), parsed(html(v4)));
     c = changes(h).at(-1)!;
     assert.deepEqual([c.diff?.added, c.diff?.removed, c.diff?.removedAt, c.diff?.paragraphs], [0, 2, [0, 2], 3]);
+    assert.deepEqual(changeLines(c).slice(1), ['  paragraphs 5 → 3: +0 -2', '  - removed at 0, 2 (positions in the previous version)']);
 
     // Gone: the record has no diff and the URL keeps no hashes.
     await h.answer(await revisit(), { status: 404, result: 'gone', md5: undefined });
