@@ -1,6 +1,7 @@
 /**
- * The `meguri` command line. Every command has --help; errors print a clear message and a
- * non-zero exit code. Long-running commands log JSON (pino) to stderr and keep stdout for results.
+ * The `meguri` commands and their flags (main.ts runs them). Every command has --help; errors print
+ * a clear message and a non-zero exit code. Long-running commands log JSON (pino) to stderr and keep
+ * stdout for results. docs/cli.md mentions every flag defined here (test/unit/reference-docs.test.ts).
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { writeFileSync, mkdtempSync, mkdirSync } from 'node:fs';
@@ -11,7 +12,6 @@ import { join } from 'node:path';
 import type { ReplayFlags } from './replay.ts';
 import { replayAnalyses } from './replay-analyses.ts';
 import { addLogLocation } from './log-location.ts';
-import { errorLine } from './error-line.ts';
 import type { LogLocation } from './log-location.ts';
 import { JOBS } from '../analyze/jobs.ts';
 import type { ScanProgress } from '../analyze/scan.ts';
@@ -452,18 +452,3 @@ export function buildProgram(): Command {
 
   return program;
 }
-
-// Output piped into `head` or a pager that quits early: stop quietly, as other command-line tools do.
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(0);
-  throw err;
-});
-
-buildProgram()
-  .parseAsync(process.argv)
-  .catch((err: unknown) => {
-    const e = err as Error & { code?: string };
-    console.error(errorLine(err));
-    if (process.env.MEGURI_DEBUG) console.error(e.stack);
-    process.exitCode = e.code === 'MEGURI_ERR_CONFIG' ? 2 : 1;
-  });

@@ -32,9 +32,9 @@ export const runtimeConfigSchema = z.strictObject({
   replicationFactor: int(1, 32).optional().describe('Replication factor of topics this process creates on Kafka (default 3; `meguri crawl --kafka`: 3, lowered to the broker count).'),
   minInsyncReplicas: int(1, 32).optional().describe('min.insync.replicas of topics this process creates on Kafka (default 2, at most the replication factor).'),
   fsync: bool.default(false).describe('Embedded log: fsync every commit (durable across power loss, not just a killed process).'),
-  commitIntervalMs: int(0, 600_000).default(0).describe('Fetcher: its offsets are committed at most this often (0: after every 20 ms flush of its outputs); fewer requests to the broker, but after a crash the next owner fetches again the pages of up to this long, not only the requests that were out.'),
+  commitIntervalMs: int(0, 600_000).default(0).describe('Fetcher: its consumed offsets are committed at most this often (0: after every 20 ms flush of its pages; a clean stop commits at once). On Kafka each commit is a request to the broker (500 ms: +5 % pages/s on one machine), but after a crash the next owner fetches again up to this long of pages, not only the requests that were out.'),
   transactionIntervalMs: int(0, 60_000).default(0).describe('Kafka, exactly-once services (scheduler, parser): a partition\'s next batch starts no sooner than this after its previous one started, so what arrives meanwhile goes in one transaction (as Kafka Streams\' commit.interval.ms); fewer broker requests and changelog records, for up to this much more latency. 0: a batch starts as soon as the previous one committed.'),
-  kafkaGzipLevel: int(1, 9).default(1).describe('Kafka: gzip level of what this process sends to gzip topics (`pages`); 1 costs about a quarter of the CPU of 6 for ~15 % more bytes.'),
+  kafkaGzipLevel: int(1, 9).default(1).describe('Kafka: gzip level (1–9) of what this process sends to topics with `compression.type=gzip` (none by default; `pages` where servers do not compress); 1 costs about a quarter of the CPU of zlib\'s default 6 for ~15 % more bytes; consumers read any level.'),
 });
 
 export type RuntimeConfig = z.infer<typeof runtimeConfigSchema>;

@@ -127,11 +127,11 @@ describe('meguri start-up: compiled dist/ or the sources', { timeout: 600_000 },
     assert.equal(summary.errors, 0);
 
     // A developer edits a source: the next start runs the edit, not the stale dist/.
-    const main = join(dir, 'services/cli/main.ts');
+    const main = join(dir, 'services/cli/program.ts');
     writeFileSync(main, readFileSync(main, 'utf8').replace("'An incremental, polite web crawler", "'(edited) An incremental, polite web crawler"));
     const edited = meguri(dir, ['--help']);
     assert.equal(edited.status, 0, edited.stderr);
-    assert.match(edited.stderr, /running the sources through tsx \(services\/cli\/main\.ts changed since the build\)/);
+    assert.match(edited.stderr, /running the sources through tsx \(services\/cli\/program\.ts changed since the build\)/);
     assert.match(edited.stdout, /\(edited\) An incremental/);
     // Built again, dist/ has the edit and is used.
     assert.equal(node(dir, ['scripts/build.mjs']).status, 0);
