@@ -63,6 +63,115 @@ export interface LanguageDetector {
   scores(text: string): Record<string, number>;
 }
 
+/**
+ * Compiled n-gram entries: (language, score) pairs appended to one pool; the Map keeps, per n-gram,
+ * where its pairs start and how many there are (start × 128 + pairs; an unknown n-gram is 0). At
+ * most `cachedNgrams` n-grams are kept; the pairs of others are read once and overwritten.
+ */
+class NgramPool {
+  private readonly compiled = new Map<string, number>();
+  private pool = new Int32Array(16 * 1024);
+  private used = 0;
+
+  constructor(
+    private readonly ngram: EldTables['ngram'],
+    private readonly cachedNgrams: number,
+  ) {}
+
+  /** Adds the scores of `gram` for each of its languages to `scores`. */
+  addScores(gram: string, scores: Float64Array): void {
+    const entry = this.entryOf(gram);
+    const pool = this.pool;
+    const start = 2 * Math.floor(entry / PAIRS_PER_ENTRY);
+    const end = start + 2 * (entry % PAIRS_PER_ENTRY);
+    for (let p = start; p < end; p += 2) scores[pool[p]!]! += pool[p + 1]!;
+  }
+
+  private entryOf(gram: string): number {
+    const hit = this.compiled.get(gram);
+    if (hit !== undefined) return hit;
+    const pairs = this.ngram(gram);
+    let entry = 0;
+    if (pairs !== undefined) {
+      const start = this.used;
+      for (let p = 0; p < pairs.length; p += 2) {
+        if (this.used + 2 > this.pool.length) {
+          const grown = new Int32Array(this.pool.length * 2);
+          grown.set(this.pool);
+          this.pool = grown;
+        }
+        this.pool[this.used++] = pairs[p]!;
+        this.pool[this.used++] = pairs[p + 1]! + BASE_NGRAM_SCORE;
+      }
+      entry = (start / 2) * PAIRS_PER_ENTRY + (this.used - start) / 2;
+      // not kept: its pairs are read once from the end of the pool, then overwritten
+      if (this.compiled.size >= this.cachedNgrams) this.used = start;
+    }
+    if (this.compiled.size < this.cachedNgrams) this.compiled.set(gram, entry);
+    return entry;
+  }
+}
+
+// A word's n-grams: 4 bytes with a stride of 3, the first marked by a leading space, and the
+// word's last 4 bytes (all of them when shorter) with a trailing space.
+function addWord(word: string, seen: Set<string>): void {
+  const len = word.length > MAX_WORD_BYTES ? MAX_WORD_BYTES : word.length;
+  let j = 0;
+  for (; j + 4 < len; j += 3) seen.add((j === 0 ? ' ' : '') + word.substring(j, j + 4));
+  seen.add((j === 0 ? ' ' : '') + word.substring(len !== 3 ? len - 4 : 0) + ' ');
+}
+
+/**
+ * The distinct n-grams of `text` (already cut, cleaned and lower-cased) into `seen`: its words
+ * written one character per UTF-8 byte (`dict`), until ELD's cut at a space or anywhere.
+ */
+function collectNgrams(text: string, dict: readonly string[], seen: Set<string>): void {
+  // The current word: `word` holds what is already encoded, text[runStart, i) the ASCII run
+  // after it, which is taken as a slice instead of character by character.
+  let word = '';
+  let runStart = 0;
+  let bytes = 0;
+  const n = text.length;
+  let i = 0;
+  for (; i < n; i++) {
+    let c = text.charCodeAt(i);
+    if (c < 0x80) {
+      if (c === 32) {
+        word += text.slice(runStart, i);
+        runStart = i + 1;
+        if (word !== '') {
+          addWord(word, seen);
+          word = '';
+        }
+        if (bytes > CUT_AT_SPACE) break;
+      }
+      bytes++;
+    } else {
+      word += text.slice(runStart, i);
+      if (c < 0x800) {
+        word += dict[0xc0 | (c >> 6)]! + dict[0x80 | (c & 0x3f)]!;
+        bytes += 2;
+      } else if (c < 0xd800 || c >= 0xe000) {
+        word += dict[0xe0 | (c >> 12)]! + dict[0x80 | ((c >> 6) & 0x3f)]! + dict[0x80 | (c & 0x3f)]!;
+        bytes += 3;
+      } else {
+        // a surrogate pair (a lone high surrogate at the end reads the missing half as 0, as ELD does)
+        i++;
+        c = 0x10000 + (((c & 0x3ff) << 10) | (text.charCodeAt(i) & 0x3ff));
+        word += dict[0xf0 | (c >> 18)]! + dict[0x80 | ((c >> 12) & 0x3f)]! + dict[0x80 | ((c >> 6) & 0x3f)]! + dict[0x80 | (c & 0x3f)]!;
+        bytes += 4;
+      }
+      runStart = i + 1;
+    }
+    if (bytes > CUT_ANYWHERE) {
+      i++;
+      break;
+    }
+  }
+  if (runStart < i) word += text.slice(runStart, Math.min(i, n));
+  if (word !== '') addWord(word, seen);
+}
+
 /** A detector over `tables`; `cachedNgrams` bounds the Map of compiled entries. */
 export function createDetector(tables: EldTables, cachedNgrams = DEFAULT_CACHED_NGRAMS): LanguageDetector {
   const { languages, ngram, byteChars: dict, separators, averageScores } = tables;
@@ -70,102 +179,16 @@ export function createDetector(tables: EldTables, cachedNgrams = DEFAULT_CACHED_
   if (count >= PAIRS_PER_ENTRY) throw new RangeError(`${count} languages: at most ${PAIRS_PER_ENTRY - 1}`);
   const scores = new Float64Array(count);
   const threshold = languages.map((l) => (averageScores[l] ?? 0) * RELIABLE_SHARE);
-  // Compiled entries: (language, score) pairs appended to one pool; the Map keeps, per n-gram,
-  // where its pairs start and how many there are (start × 128 + pairs; an unknown n-gram is 0).
-  const compiled = new Map<string, number>();
+  const pool = new NgramPool(ngram, cachedNgrams);
   const seen = new Set<string>();
-  let pool = new Int32Array(16 * 1024);
-  let used = 0;
-
-  function entryOf(gram: string): number {
-    const hit = compiled.get(gram);
-    if (hit !== undefined) return hit;
-    const pairs = ngram(gram);
-    let entry = 0;
-    if (pairs !== undefined) {
-      const start = used;
-      for (let p = 0; p < pairs.length; p += 2) {
-        if (used + 2 > pool.length) {
-          const grown = new Int32Array(pool.length * 2);
-          grown.set(pool);
-          pool = grown;
-        }
-        pool[used++] = pairs[p]!;
-        pool[used++] = pairs[p + 1]! + BASE_NGRAM_SCORE;
-      }
-      entry = (start / 2) * PAIRS_PER_ENTRY + (used - start) / 2;
-      // not kept: its pairs are read once from the end of the pool, then overwritten
-      if (compiled.size >= cachedNgrams) used = start;
-    }
-    if (compiled.size < cachedNgrams) compiled.set(gram, entry);
-    return entry;
-  }
-
-  // A word's n-grams: 4 bytes with a stride of 3, the first marked by a leading space, and the
-  // word's last 4 bytes (all of them when shorter) with a trailing space.
-  function addWord(word: string): void {
-    const len = word.length > MAX_WORD_BYTES ? MAX_WORD_BYTES : word.length;
-    let j = 0;
-    for (; j + 4 < len; j += 3) seen.add((j === 0 ? ' ' : '') + word.substring(j, j + 4));
-    seen.add((j === 0 ? ' ' : '') + word.substring(len !== 3 ? len - 4 : 0) + ' ');
-  }
 
   /** Scores `input` into `scores`; returns its number of distinct n-grams. */
   function score(input: string): number {
     const text = input.substring(0, MAX_CHARS).replace(separators, ' ').trim().toLowerCase();
     seen.clear();
-    // The current word: `word` holds what is already encoded, text[runStart, i) the ASCII run
-    // after it, which is taken as a slice instead of character by character.
-    let word = '';
-    let runStart = 0;
-    let bytes = 0;
-    const n = text.length;
-    let i = 0;
-    for (; i < n; i++) {
-      let c = text.charCodeAt(i);
-      if (c < 0x80) {
-        if (c === 32) {
-          word += text.slice(runStart, i);
-          runStart = i + 1;
-          if (word !== '') {
-            addWord(word);
-            word = '';
-          }
-          if (bytes > CUT_AT_SPACE) break;
-        }
-        bytes++;
-      } else {
-        word += text.slice(runStart, i);
-        if (c < 0x800) {
-          word += dict[0xc0 | (c >> 6)]! + dict[0x80 | (c & 0x3f)]!;
-          bytes += 2;
-        } else if (c < 0xd800 || c >= 0xe000) {
-          word += dict[0xe0 | (c >> 12)]! + dict[0x80 | ((c >> 6) & 0x3f)]! + dict[0x80 | (c & 0x3f)]!;
-          bytes += 3;
-        } else {
-          // a surrogate pair (a lone high surrogate at the end reads the missing half as 0, as ELD does)
-          i++;
-          c = 0x10000 + (((c & 0x3ff) << 10) | (text.charCodeAt(i) & 0x3ff));
-          word += dict[0xf0 | (c >> 18)]! + dict[0x80 | ((c >> 12) & 0x3f)]! + dict[0x80 | ((c >> 6) & 0x3f)]! + dict[0x80 | (c & 0x3f)]!;
-          bytes += 4;
-        }
-        runStart = i + 1;
-      }
-      if (bytes > CUT_ANYWHERE) {
-        i++;
-        break;
-      }
-    }
-    if (runStart < i) word += text.slice(runStart, Math.min(i, n));
-    if (word !== '') addWord(word);
-
+    collectNgrams(text, dict, seen);
     scores.fill(0);
-    for (const gram of seen) {
-      const entry = entryOf(gram);
-      const start = 2 * Math.floor(entry / PAIRS_PER_ENTRY);
-      const end = start + 2 * (entry % PAIRS_PER_ENTRY);
-      for (let p = start; p < end; p += 2) scores[pool[p]!]! += pool[p + 1]!;
-    }
+    for (const gram of seen) pool.addScores(gram, scores);
     return seen.size;
   }
 
