@@ -1,13 +1,13 @@
 /**
  * The HTTP/1.1 front of the simulated web: one node:http server per listen IP (all on the same
- * port), virtual hosts by Host header, validators and 304s, compression, hostile behaviours, and
- * an access log. Content comes from SimWebModel; see index.ts for the overview.
+ * port), virtual hosts by Host header, hostile behaviours, and an access log. It decides what to
+ * answer; http.ts writes it (validators and 304s, compression, hostile bodies). Content comes from
+ * SimWebModel; see index.ts for the overview.
  */
 
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { brotliCompressSync, constants as zc, deflateSync, gzipSync } from 'node:zlib';
 import { systemClock, type Clock } from '../runtime/clock.ts';
 import type { ChangeEvent, PageState } from './changes.ts';
 import {
@@ -16,96 +16,16 @@ import {
   type FailSpec,
   type FetchPlan,
   type HostBehavior,
-  type ModelOptions,
   type Resource,
 } from './model.ts';
 import { hash01, hashString } from './random.ts';
-import {
-  binaryBytes,
-  gzipBomb,
-  HUGE_CHUNK,
-  pdfBytes,
-  pngBytes,
-  renderCalendar,
-  renderHref,
-  renderPage,
-  smallHtml,
-  duplicateHtml,
-  type RenderedPage,
-} from './render.ts';
+import { binaryBytes, pdfBytes, pngBytes, renderCalendar, renderHref, renderPage, smallHtml, duplicateHtml, type RenderedPage } from './render.ts';
 import type { RobotsResponse } from './robots.ts';
+import { Lru, Responder, type Body } from './http.ts';
+import type { AccessLogEntry, SimWebOptions, SimWebStats } from './server-types.ts';
 
-export interface SimWebOptions extends ModelOptions {
-  /** Port for every listen IP; 0 picks a free one (the same on all IPs). Default 0. */
-  port?: number;
-  /** Loopback addresses to listen on, one socket each. Default ['127.0.0.1']. */
-  ips?: string[];
-  /** Host name -> listen IP. Default: host i on ips[i % ips.length] (HostBehavior.ip also works). */
-  hostIps?: Record<string, string>;
-  /** Time source for page versions, Date headers, rate limits and the log. Default systemClock. */
-  clock?: Clock;
-  /** Reject (421) requests for a host arriving on another IP than its own. Default false. */
-  strictIp?: boolean;
-  /** Idle keep-alive timeout of connections, wall ms. Default 5000. */
-  keepAliveTimeoutMs?: number;
-  /** Size of the huge page. Default 10 MiB. */
-  hugeBytes?: number;
-  /** Decompressed size of the gzip bomb. Default 128 MiB. */
-  bombBytes?: number;
-  /** Wall ms between bytes of an endlessly slow body. Default 1000. */
-  trickleIntervalMs?: number;
-  /** Number of rendered bodies kept (per version and encoding). Default 1024. */
-  cacheEntries?: number;
-  accessLog?: {
-    /** Also append NDJSON lines to this file. */
-    file?: string;
-    /** Keep at most this many entries in memory (oldest 10 % dropped when full). Default 250,000. */
-    maxEntries?: number;
-  };
-}
-
-/** One served (or refused, reset, abandoned) request. */
-export interface AccessLogEntry {
-  /** Clock time when the request arrived. */
-  t: number;
-  /** Wall time (Date.now()) when the request arrived. */
-  wallMs: number;
-  /** Host header without port, lower-cased. */
-  host: string;
-  /** Path with query, as requested. */
-  path: string;
-  method: string;
-  /** Status sent, or 0 when no response head was sent (reset, hang, client gave up). */
-  status: number;
-  clientIp: string;
-  /** Increments per accepted TCP connection, starting at 1. */
-  connectionId: number;
-  /** 1-based index of this request on its connection. */
-  requestOnConnection: number;
-  localIp: string;
-  localPort: number;
-  /** Body bytes written (after compression). */
-  bytes: number;
-  /** Wall ms from arrival to the end of the response (or the connection). */
-  durationMs: number;
-  /** The request carried If-None-Match or If-Modified-Since. */
-  conditional: boolean;
-  /** Content-Encoding used, if any. */
-  encoding?: string;
-  /** ETag of the representation answered (recorded even when the host does not send ETags). */
-  etag?: string;
-  /** The response did not complete. */
-  aborted: boolean;
-  userAgent?: string;
-}
-
-export interface SimWebStats {
-  requests: number;
-  byStatus: Record<string, number>;
-  bytes: number;
-  connections: number;
-  droppedLogEntries: number;
-}
+export { chooseEncoding } from './http.ts';
+export type { AccessLogEntry, SimWebOptions, SimWebStats } from './server-types.ts';
 
 /** A link as found on a page: its canonical absolute URL and how it is written. */
 export interface PageLink {
@@ -119,81 +39,7 @@ interface ConnInfo {
   requests: number;
 }
 
-type Encoding = 'br' | 'gzip' | 'deflate';
-
-function httpDate(ms: number): string {
-  return new Date(ms).toUTCString();
-}
-
-/** Picks br > gzip > deflate among codings the client accepts with q > 0. */
-export function chooseEncoding(acceptEncoding: string | undefined): Encoding | undefined {
-  if (acceptEncoding === undefined || acceptEncoding === '') return undefined;
-  const q = new Map<string, number>();
-  for (const part of acceptEncoding.split(',')) {
-    const [name, ...params] = part.trim().toLowerCase().split(';');
-    if (name === undefined || name === '') continue;
-    let weight = 1;
-    for (const p of params) {
-      const m = /^\s*q\s*=\s*([0-9.]+)\s*$/.exec(p);
-      if (m?.[1] !== undefined) weight = Number(m[1]);
-    }
-    q.set(name, weight);
-  }
-  const star = q.get('*');
-  let best: Encoding | undefined;
-  let bestQ = 0;
-  for (const enc of ['br', 'gzip', 'deflate'] as const) {
-    const w = q.get(enc) ?? star ?? 0;
-    if (w > bestQ) {
-      best = enc;
-      bestQ = w;
-    }
-  }
-  return best;
-}
-
-/** Fastest levels: the simulation needs valid codings at benchmark rates, not small bodies. */
-function compress(body: Buffer, enc: Encoding): Buffer {
-  if (enc === 'gzip') return gzipSync(body, { level: 1 });
-  if (enc === 'deflate') return deflateSync(body, { level: 1 });
-  return brotliCompressSync(body, { params: { [zc.BROTLI_PARAM_QUALITY]: 1, [zc.BROTLI_PARAM_SIZE_HINT]: body.length } });
-}
-
-/** Tiny LRU for rendered bodies. */
-class Lru<V> {
-  private readonly m = new Map<string, V>();
-  constructor(private readonly max: number) {}
-  get(k: string): V | undefined {
-    const v = this.m.get(k);
-    if (v !== undefined) {
-      this.m.delete(k);
-      this.m.set(k, v);
-    }
-    return v;
-  }
-  set(k: string, v: V): void {
-    this.m.delete(k);
-    this.m.set(k, v);
-    if (this.m.size > this.max) {
-      const first = this.m.keys().next();
-      if (first.done !== true) this.m.delete(first.value);
-    }
-  }
-}
-
 const P_FAIL = 0x5f01;
-
-interface Body {
-  status: number;
-  contentType: string;
-  body: Buffer;
-  /** Body may be compressed. */
-  compressible: boolean;
-  headers?: Record<string, string>;
-  /** Cache key for compressed variants. */
-  key?: string;
-  validators?: { etag: string; lastModified: number };
-}
 
 export class SimWeb {
   readonly model: SimWebModel;
@@ -208,12 +54,12 @@ export class SimWeb {
   private dropped = 0;
   private readonly maxEntries: number;
   private logFile: WriteStream | undefined;
-  private readonly timers = new Set<NodeJS.Timeout>();
   /** Log finalizers of requests still in progress. */
   private readonly inflight = new Set<() => void>();
   private readonly attempts = new Map<string, number>();
   private readonly lastHit = new Map<number, number>();
-  private readonly cache: Lru<Buffer>;
+  /** Writes the responses (http.ts). */
+  private readonly http: Responder;
   private readonly pageCache: Lru<RenderedPage>;
   private closed = false;
   private readonly counters: SimWebStats = { requests: 0, byStatus: {}, bytes: 0, connections: 0, droppedLogEntries: 0 };
@@ -224,7 +70,7 @@ export class SimWeb {
     if (this.ips.length === 0) throw new RangeError('ips must not be empty');
     this.model = new SimWebModel(opts, opts.port ?? 0, this.clock.now());
     this.maxEntries = opts.accessLog?.maxEntries ?? 250_000;
-    this.cache = new Lru(opts.cacheEntries ?? 1024);
+    this.http = new Responder(this.model, this.clock, opts, () => this.closed);
     this.pageCache = new Lru(opts.cacheEntries ?? 1024);
   }
 
@@ -429,8 +275,7 @@ export class SimWeb {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
+    this.http.clearTimers();
     await this.closeServers();
     // Requests cut off by the shutdown still get their (aborted) log entries.
     for (const finish of [...this.inflight]) finish();
@@ -456,16 +301,6 @@ export class SimWeb {
   }
 
   // ---------------------------------------------------------------- serving
-
-  private wallDelay(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const t = setTimeout(() => {
-        this.timers.delete(t);
-        resolve();
-      }, ms);
-      this.timers.add(t);
-    });
-  }
 
   private record(e: AccessLogEntry): void {
     this.counters.requests++;
@@ -524,39 +359,34 @@ export class SimWeb {
     });
   }
 
-  private baseHeaders(res: ServerResponse): void {
-    res.setHeader('Date', httpDate(this.clock.now()));
-    res.setHeader('Server', 'simweb');
-  }
-
   private async handle(req: IncomingMessage, res: ServerResponse, conn: ConnInfo, entry: AccessLogEntry): Promise<void> {
     const method = entry.method;
     const path = entry.path;
     const host = this.model.hostIndex(entry.host);
     if (host === undefined) {
-      return this.send(req, res, entry, { status: 404, contentType: 'text/html; charset=utf-8', body: smallHtml('Unknown host', 'No such site here.'), compressible: false });
+      return this.http.send(req, res, entry, { status: 404, contentType: 'text/html; charset=utf-8', body: smallHtml('Unknown host', 'No such site here.'), compressible: false });
     }
     const b = this.model.behavior(host);
     if (b.closeAfter !== undefined && conn.requests >= b.closeAfter) res.setHeader('Connection', 'close');
     if (this.opts.strictIp === true && entry.localIp !== this.hostIp(host)) {
-      return this.send(req, res, entry, { status: 421, contentType: 'text/plain', body: Buffer.from('Misdirected Request\n'), compressible: false });
+      return this.http.send(req, res, entry, { status: 421, contentType: 'text/plain', body: Buffer.from('Misdirected Request\n'), compressible: false });
     }
     if (method !== 'GET' && method !== 'HEAD') {
-      return this.send(req, res, entry, { status: 405, contentType: 'text/plain', body: Buffer.from('Method Not Allowed\n'), compressible: false, headers: { Allow: 'GET, HEAD' } });
+      return this.http.send(req, res, entry, { status: 405, contentType: 'text/plain', body: Buffer.from('Method Not Allowed\n'), compressible: false, headers: { Allow: 'GET, HEAD' } });
     }
     const document = b.documents?.[path];
     if (document !== undefined) {
-      return this.send(req, res, entry, { status: document.status ?? 200, contentType: document.contentType, body: Buffer.from(document.body), compressible: false });
+      return this.http.send(req, res, entry, { status: document.status ?? 200, contentType: document.contentType, body: Buffer.from(document.body), compressible: false });
     }
     const explicitRedirect = b.redirects?.[path];
     if (explicitRedirect !== undefined) {
       const loc = explicitRedirect.location;
-      return this.send(req, res, entry, { status: explicitRedirect.status ?? 301, contentType: 'text/html; charset=utf-8', body: smallHtml('Moved', 'Moved.'), compressible: false, headers: { Location: loc } });
+      return this.http.send(req, res, entry, { status: explicitRedirect.status ?? 301, contentType: 'text/html; charset=utf-8', body: smallHtml('Moved', 'Moved.'), compressible: false, headers: { Location: loc } });
     }
     const isRobots = path === '/robots.txt';
     const hostile = !isRobots || b.hostileRobots === true;
     if (hostile && b.latencyMs !== undefined && b.latencyMs > 0) {
-      await this.wallDelay(b.latencyMs);
+      await this.http.wallDelay(b.latencyMs);
       if (res.destroyed || this.closed) return;
     }
     if (hostile && b.rateLimit !== undefined) {
@@ -565,7 +395,7 @@ export class SimWeb {
       this.lastHit.set(host, now);
       if (last !== undefined && now - last < b.rateLimit.minIntervalMs) {
         const rl = b.rateLimit;
-        return this.send(req, res, entry, {
+        return this.http.send(req, res, entry, {
           status: rl.status ?? 429,
           contentType: 'text/html; charset=utf-8',
           body: smallHtml('Too Many Requests', 'Slow down.'),
@@ -575,13 +405,13 @@ export class SimWeb {
       }
     }
     if (hostile && b.fail !== undefined && this.shouldFail(host, path, b.fail)) {
-      return this.fail(req, res, entry, b.fail);
+      return this.http.fail(req, res, entry, b.fail);
     }
     if (isRobots) {
       const r = this.model.robots(host);
-      return this.send(req, res, entry, { status: r.status, contentType: 'text/plain; charset=utf-8', body: Buffer.from(r.body), compressible: false });
+      return this.http.send(req, res, entry, { status: r.status, contentType: 'text/plain; charset=utf-8', body: Buffer.from(r.body), compressible: false });
     }
-    if (path === '/sitemap.xml') return this.send(req, res, entry, this.sitemap(host));
+    if (path === '/sitemap.xml') return this.http.send(req, res, entry, this.sitemap(host));
     if (path.startsWith('/_sim/')) return this.special(req, res, entry, host, path);
     const r = this.model.resolve(host, path, entry.t);
     return this.serveResource(req, res, entry, host, r);
@@ -595,21 +425,6 @@ export class SimWeb {
     this.attempts.set(key, attempt);
     if (f.firstAttempts !== undefined) return attempt <= f.firstAttempts;
     return hash01(this.model.seed, P_FAIL, host, hashString(path), attempt) < rate;
-  }
-
-  private fail(req: IncomingMessage, res: ServerResponse, entry: AccessLogEntry, f: FailSpec): void {
-    const mode = f.mode ?? 'status';
-    if (mode === 'reset') {
-      req.socket.resetAndDestroy();
-      return;
-    }
-    if (mode === 'hang') return; // never answer; close() or the client ends it
-    const headers: Record<string, string> = {};
-    if (f.retryAfterSec !== undefined) {
-      headers['Retry-After'] = f.retryAfterAsDate === true ? httpDate(this.clock.now() + f.retryAfterSec * 1000) : String(f.retryAfterSec);
-    }
-    const status = f.status ?? (f.retryAfterSec !== undefined ? 503 : 500);
-    this.send(req, res, entry, { status, contentType: 'text/html; charset=utf-8', body: smallHtml(`Error ${status}`, 'Something went wrong.'), compressible: false, headers });
   }
 
   private sitemap(host: number): Body {
@@ -644,9 +459,9 @@ export class SimWeb {
   private serveResource(req: IncomingMessage, res: ServerResponse, entry: AccessLogEntry, host: number, r: Resource): void | Promise<void> {
     switch (r.type) {
       case 'page':
-        return this.send(req, res, entry, this.pageBody(r));
+        return this.http.send(req, res, entry, this.pageBody(r));
       case 'calendar':
-        return this.send(req, res, entry, {
+        return this.http.send(req, res, entry, {
           status: 200,
           contentType: 'text/html; charset=utf-8',
           body: renderCalendar(this.model, host, r.date, r.path, r.links),
@@ -655,7 +470,7 @@ export class SimWeb {
         });
       case 'redirect': {
         const loc = r.absolute || r.to.host !== host ? this.model.canonical(r.to.host, r.to.path) : r.to.path;
-        return this.send(req, res, entry, {
+        return this.http.send(req, res, entry, {
           status: r.status,
           contentType: 'text/html; charset=utf-8',
           body: smallHtml('Moved', `Moved to <a href="${loc}">${loc}</a>.`),
@@ -664,9 +479,9 @@ export class SimWeb {
         });
       }
       case 'gone':
-        return this.send(req, res, entry, { status: r.status, contentType: 'text/html; charset=utf-8', body: smallHtml(r.status === 410 ? 'Gone' : 'Not Found', 'This page is no longer here.'), compressible: false });
+        return this.http.send(req, res, entry, { status: r.status, contentType: 'text/html; charset=utf-8', body: smallHtml(r.status === 410 ? 'Gone' : 'Not Found', 'This page is no longer here.'), compressible: false });
       case 'notfound':
-        return this.send(req, res, entry, { status: 404, contentType: 'text/html; charset=utf-8', body: smallHtml('Not Found', 'No such page.'), compressible: false });
+        return this.http.send(req, res, entry, { status: 404, contentType: 'text/html; charset=utf-8', body: smallHtml('Not Found', 'No such page.'), compressible: false });
       case 'binary':
         return this.serveBinary(req, res, entry, host, r.kind, r.page, r.path);
     }
@@ -685,59 +500,59 @@ export class SimWeb {
     const keyNum = hashString(`${this.model.seed} ${host} ${page}`);
     switch (kind) {
       case 'png':
-        return this.send(req, res, entry, { status: 200, contentType: 'image/png', body: pngBytes(keyNum), compressible: false, validators });
+        return this.http.send(req, res, entry, { status: 200, contentType: 'image/png', body: pngBytes(keyNum), compressible: false, validators });
       case 'pdf':
-        return this.send(req, res, entry, { status: 200, contentType: 'application/pdf', body: pdfBytes(`Document ${page} of ${this.model.hostName(host)}`), compressible: false, validators });
+        return this.http.send(req, res, entry, { status: 200, contentType: 'application/pdf', body: pdfBytes(`Document ${page} of ${this.model.hostName(host)}`), compressible: false, validators });
       case 'binary':
-        return this.send(req, res, entry, { status: 200, contentType: 'text/html; charset=utf-8', body: binaryBytes(keyNum), compressible: false, validators });
+        return this.http.send(req, res, entry, { status: 200, contentType: 'text/html; charset=utf-8', body: binaryBytes(keyNum), compressible: false, validators });
       case 'huge':
-        return this.streamHuge(req, res, entry);
+        return this.http.streamHuge(req, res, entry);
       case 'bomb':
-        return this.serveBomb(req, res, entry);
+        return this.http.serveBomb(req, res, entry);
       case 'trickle':
-        return this.trickle(req, res, entry);
+        return this.http.trickle(req, res, entry);
       case 'duplicate':
-        return this.send(req, res, entry, { status: 200, contentType: 'text/html; charset=utf-8', body: duplicateHtml(), compressible: true, validators });
+        return this.http.send(req, res, entry, { status: 200, contentType: 'text/html; charset=utf-8', body: duplicateHtml(), compressible: true, validators });
     }
   }
 
   private special(req: IncomingMessage, res: ServerResponse, entry: AccessLogEntry, host: number, path: string): void | Promise<void> {
-    const notFound = (): void => this.send(req, res, entry, { status: 404, contentType: 'text/html; charset=utf-8', body: smallHtml('Not Found', 'No such page.'), compressible: false });
+    const notFound = (): void => this.http.send(req, res, entry, { status: 404, contentType: 'text/html; charset=utf-8', body: smallHtml('Not Found', 'No such page.'), compressible: false });
     const rest = path.slice('/_sim/'.length);
     let m: RegExpExecArray | null;
     if ((m = /^status\/([1-5][0-9][0-9])$/.exec(rest)) !== null) {
       const status = Number(m[1]);
       const headers: Record<string, string> = status >= 300 && status < 400 ? { Location: '/' } : {};
-      return this.send(req, res, entry, { status, contentType: 'text/html; charset=utf-8', body: status === 204 || status === 304 ? Buffer.alloc(0) : smallHtml(`Status ${status}`, 'As requested.'), compressible: false, headers });
+      return this.http.send(req, res, entry, { status, contentType: 'text/html; charset=utf-8', body: status === 204 || status === 304 ? Buffer.alloc(0) : smallHtml(`Status ${status}`, 'As requested.'), compressible: false, headers });
     }
     if ((m = /^redirect\/([1-9][0-9]?)$/.exec(rest)) !== null) {
       const k = Number(m[1]);
       const to = k === 1 ? '/' : `/_sim/redirect/${k - 1}`;
-      return this.send(req, res, entry, { status: 302, contentType: 'text/html; charset=utf-8', body: smallHtml('Found', to), compressible: false, headers: { Location: to } });
+      return this.http.send(req, res, entry, { status: 302, contentType: 'text/html; charset=utf-8', body: smallHtml('Found', to), compressible: false, headers: { Location: to } });
     }
     if ((m = /^loop\/([ab])$/.exec(rest)) !== null) {
       const to = `/_sim/loop/${m[1] === 'a' ? 'b' : 'a'}`;
-      return this.send(req, res, entry, { status: 301, contentType: 'text/html; charset=utf-8', body: smallHtml('Moved', to), compressible: false, headers: { Location: to } });
+      return this.http.send(req, res, entry, { status: 301, contentType: 'text/html; charset=utf-8', body: smallHtml('Moved', to), compressible: false, headers: { Location: to } });
     }
     if ((m = /^retry-after\/([0-9]{1,6})$/.exec(rest)) !== null) {
-      return this.fail(req, res, entry, { status: 503, retryAfterSec: Number(m[1]) });
+      return this.http.fail(req, res, entry, { status: 503, retryAfterSec: Number(m[1]) });
     }
     if ((m = /^slow\/([0-9]{1,6})$/.exec(rest)) !== null) {
       const ms = Number(m[1]);
-      return this.wallDelay(ms).then(() => {
-        if (!res.destroyed && !this.closed) this.send(req, res, entry, { status: 200, contentType: 'text/html; charset=utf-8', body: smallHtml('Slow', `Waited ${ms} ms.`), compressible: false });
+      return this.http.wallDelay(ms).then(() => {
+        if (!res.destroyed && !this.closed) this.http.send(req, res, entry, { status: 200, contentType: 'text/html; charset=utf-8', body: smallHtml('Slow', `Waited ${ms} ms.`), compressible: false });
       });
     }
     switch (rest) {
       case '429':
-        return this.fail(req, res, entry, { status: 429, retryAfterSec: 1 });
+        return this.http.fail(req, res, entry, { status: 429, retryAfterSec: 1 });
       case 'reset':
-        return this.fail(req, res, entry, { mode: 'reset' });
+        return this.http.fail(req, res, entry, { mode: 'reset' });
       case 'hang':
-        return this.fail(req, res, entry, { mode: 'hang' });
+        return this.http.fail(req, res, entry, { mode: 'hang' });
       case 'close':
         res.setHeader('Connection', 'close');
-        return this.send(req, res, entry, { status: 200, contentType: 'text/html; charset=utf-8', body: smallHtml('Bye', 'Connection closes.'), compressible: false });
+        return this.http.send(req, res, entry, { status: 200, contentType: 'text/html; charset=utf-8', body: smallHtml('Bye', 'Connection closes.'), compressible: false });
       case 'png':
       case 'pdf':
       case 'binary':
@@ -754,141 +569,13 @@ export class SimWeb {
         const page = { ...r, path };
         const body = rest === 'invalid-links' ? this.pageBody(page, undefined, true) : this.pageBody(page, rest);
         delete body.validators;
-        return this.send(req, res, entry, body);
+        return this.http.send(req, res, entry, body);
       }
       default:
         return notFound();
     }
   }
 
-  private streamHuge(req: IncomingMessage, res: ServerResponse, entry: AccessLogEntry): void {
-    const total = this.opts.hugeBytes ?? 10 * 1024 * 1024;
-    this.baseHeaders(res);
-    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Length': String(total) });
-    if (req.method === 'HEAD') {
-      res.end();
-      return;
-    }
-    let left = total;
-    const pump = (): void => {
-      while (left > 0 && !res.destroyed) {
-        const n = Math.min(left, HUGE_CHUNK.length);
-        left -= n;
-        entry.bytes += n;
-        const ok = res.write(n === HUGE_CHUNK.length ? HUGE_CHUNK : HUGE_CHUNK.subarray(0, n));
-        if (left === 0) {
-          res.end();
-          return;
-        }
-        if (!ok) {
-          res.once('drain', pump);
-          return;
-        }
-      }
-    };
-    pump();
-  }
-
-  private async serveBomb(req: IncomingMessage, res: ServerResponse, entry: AccessLogEntry): Promise<void> {
-    const body = await gzipBomb(this.opts.bombBytes ?? 128 * 1024 * 1024);
-    if (res.destroyed || this.closed) return;
-    this.baseHeaders(res);
-    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Encoding': 'gzip', 'Content-Length': String(body.length) });
-    entry.encoding = 'gzip';
-    if (req.method === 'HEAD') {
-      res.end();
-      return;
-    }
-    entry.bytes = body.length;
-    res.end(body);
-  }
-
-  private trickle(req: IncomingMessage, res: ServerResponse, entry: AccessLogEntry): void {
-    this.baseHeaders(res);
-    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
-    if (req.method === 'HEAD') {
-      res.end();
-      return;
-    }
-    const head = '<!DOCTYPE html><html><head><title>Slow</title></head><body><p>';
-    res.write(head);
-    entry.bytes += head.length;
-    const every = this.opts.trickleIntervalMs ?? 1000;
-    const tick = (): void => {
-      this.timers.delete(timer);
-      if (res.destroyed || this.closed) return;
-      res.write('.');
-      entry.bytes += 1;
-      timer = setTimeout(tick, every);
-      this.timers.add(timer);
-    };
-    let timer = setTimeout(tick, every);
-    this.timers.add(timer);
-    res.once('close', () => {
-      clearTimeout(timer);
-      this.timers.delete(timer);
-    });
-  }
-
-  /** Writes a complete response, handling validators, 304 and compression. */
-  private send(req: IncomingMessage, res: ServerResponse, entry: AccessLogEntry, b: Body): void {
-    if (res.destroyed || res.headersSent) return;
-    this.baseHeaders(res);
-    const host = this.model.hostIndex(entry.host);
-    const behavior = host === undefined ? undefined : this.model.behavior(host);
-    const headers: Record<string, string> = { ...b.headers };
-    let status = b.status;
-    const v = b.validators;
-    const mode = behavior?.validators ?? 'both';
-    if (v !== undefined) entry.etag = v.etag;
-    if (v !== undefined && status === 200) {
-      const useEtag = mode === 'both' || mode === 'etag';
-      const useLm = mode === 'both' || mode === 'last-modified';
-      if (useEtag) headers.ETag = v.etag;
-      if (useLm) headers['Last-Modified'] = httpDate(v.lastModified);
-      const inm = req.headers['if-none-match'];
-      const ims = req.headers['if-modified-since'];
-      let notModified = false;
-      if (inm !== undefined) {
-        if (useEtag) notModified = inm.trim() === '*' || inm.split(',').some((t) => t.trim().replace(/^W\//, '') === v.etag);
-      } else if (ims !== undefined && useLm) {
-        const since = Date.parse(ims);
-        if (Number.isFinite(since)) notModified = Math.floor(v.lastModified / 1000) * 1000 <= since;
-      }
-      if (notModified) status = 304;
-    }
-    if (status === 304) {
-      res.writeHead(304, headers);
-      res.end();
-      return;
-    }
-    let body = b.body;
-    const canCompress = b.compressible && behavior?.compression !== false && body.length >= 256;
-    if (canCompress) {
-      headers.Vary = 'Accept-Encoding';
-      const enc = chooseEncoding(req.headers['accept-encoding']);
-      if (enc !== undefined) {
-        const ckey = b.key === undefined ? undefined : `${b.key}|${enc}`;
-        let z = ckey === undefined ? undefined : this.cache.get(ckey);
-        if (z === undefined) {
-          z = compress(body, enc);
-          if (ckey !== undefined) this.cache.set(ckey, z);
-        }
-        body = z;
-        headers['Content-Encoding'] = enc;
-        entry.encoding = enc;
-      }
-    }
-    headers['Content-Type'] = b.contentType;
-    headers['Content-Length'] = String(body.length);
-    res.writeHead(status, headers);
-    if (req.method === 'HEAD') {
-      res.end();
-      return;
-    }
-    entry.bytes += body.length;
-    res.end(body);
-  }
 }
 
 /** Strong ETag of a page version (same for every content coding). */
