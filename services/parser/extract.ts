@@ -189,232 +189,278 @@ export function extractPage(html: string, pageUrl: string, opts: ExtractOptions 
  * decoder (entities, which htmlparser2 uses) in the same modes; a test holds them equal.
  */
 export function extractPageDecoding(html: string, pageUrl: string, opts: ExtractOptions, inTokenizer: boolean): Extracted {
-  const botToken = (opts.botToken ?? 'meguri').toLowerCase();
   const maxText = opts.maxTextChars ?? DEFAULT_MAX_TEXT;
-  const maxLinks = opts.maxLinks ?? DEFAULT_MAX_LINKS;
-
-  const stack: number[] = [];
-  let boilerDepth = 0;
-  let hiddenDepth = 0;
-  let svgDepth = 0;
-  let titleDepth = 0;
-
-  const occurrences: Occurrence[] = [];
-  let anchorOcc: Occurrence | null = null;
-  let anchorLen = 0;
-
-  let title: string | null = null;
-  let titleBuf = '';
-  let lang: string | null = null;
-  let baseHref: string | null = null;
-  let canonicalHref: string | null = null;
-  let noindex = false;
-  let nofollowAll = false;
-
-  const main: string[] = [];
-  let mainLen = 0;
-  const aux: string[] = [];
-  let auxLen = 0;
-  // Exact offsets of the block breaks in the joined main / aux text, and those texts' lengths.
-  const mainBreaks: number[] = [];
-  let mainChars = 0;
-  const auxBreaks: number[] = [];
-  let auxChars = 0;
-  let pendingBreak = false;
-
-  const addOccurrence = (raw: string, tag: LinkTag, nofollow: boolean): Occurrence => {
-    const occ: Occurrence = { raw, tag, nofollow, anchor: '' };
-    occurrences.push(occ);
-    return occ;
-  };
-
-  const parser = new Parser(
-    {
-      onopentag(name, attribs) {
-        if (!inTokenizer) {
-          for (const key in attribs) {
-            const value = attribs[key]!;
-            if (value.indexOf('&') >= 0) attribs[key] = decodeHTMLAttribute(value);
-          }
-        }
-        let flags = 0;
-        const info = TAG_INFO.get(name) ?? 0;
-        if (info & T_SPECIAL) {
-          switch (name) {
-            case 'a':
-            case 'area': {
-              const href = attribs.href;
-              if (href !== undefined) {
-                const rel = attribs.rel;
-                const occ = addOccurrence(href, name, rel !== undefined && NOFOLLOW_REL.test(rel));
-                if (name === 'a') {
-                  anchorOcc = occ;
-                  anchorLen = 0;
-                  flags |= F_ANCHOR;
-                } else if (attribs.alt) {
-                  occ.anchor = attribs.alt.slice(0, MAX_ANCHOR_CHARS * 2);
-                }
-              }
-              break;
-            }
-            case 'link': {
-              const href = attribs.href;
-              const rel = attribs.rel;
-              if (href !== undefined && rel !== undefined) {
-                if (CANONICAL_REL.test(rel)) {
-                  if (canonicalHref === null) canonicalHref = href;
-                } else if (FOLLOWED_LINK_REL.test(rel) && !UNFOLLOWED_LINK_REL.test(rel)) {
-                  const occ = addOccurrence(href, 'link', NOFOLLOW_REL.test(rel));
-                  if (ALTERNATE_REL.test(rel) && attribs.type !== undefined && FEED_TYPE.test(attribs.type)) occ.feed = true;
-                }
-              }
-              break;
-            }
-            case 'frame':
-            case 'iframe':
-              if (attribs.src !== undefined) addOccurrence(attribs.src, name, false);
-              break;
-            case 'base':
-              if (baseHref === null && attribs.href !== undefined) {
-                const r = normalizeUrl(attribs.href, pageUrl);
-                if (r.ok) baseHref = r.url;
-              }
-              break;
-            case 'meta': {
-              const metaName = attribs.name;
-              if (metaName !== undefined && attribs.content !== undefined) {
-                const n = metaName.trim().toLowerCase();
-                if (n === 'robots' || n === botToken) {
-                  const d = parseRobotsDirectives(attribs.content);
-                  noindex ||= d.noindex;
-                  nofollowAll ||= d.nofollow;
-                }
-              } else if (attribs['http-equiv'] !== undefined && attribs.content !== undefined) {
-                if (attribs['http-equiv'].trim().toLowerCase() === 'refresh') {
-                  const target = refreshTarget(attribs.content);
-                  if (target !== null) addOccurrence(target, 'refresh', false);
-                }
-              }
-              break;
-            }
-            case 'html':
-              if (lang === null && attribs.lang) {
-                const l = attribs.lang.trim();
-                if (l !== '') lang = l.slice(0, MAX_LANG_CHARS);
-              }
-              break;
-            case 'title':
-              if (title === null && svgDepth === 0) {
-                flags |= F_TITLE;
-                titleDepth++;
-              }
-              break;
-            case 'img':
-              if (anchorOcc !== null && attribs.alt && anchorLen < MAX_ANCHOR_CHARS * 2) {
-                anchorOcc.anchor += ' ' + attribs.alt;
-                anchorLen += attribs.alt.length + 1;
-              }
-              break;
-          }
-        }
-
-        if (info & T_BOILER) {
-          flags |= F_BOILER;
-          if (info & T_HIDDEN) flags |= F_HIDDEN;
-          if (name === 'svg') flags |= F_SVG;
-        } else if (boilerDepth === 0) {
-          // Attribute heuristics only matter while still in main content.
-          const role = attribs.role;
-          if (
-            attribs.hidden !== undefined ||
-            (role !== undefined && BOILERPLATE_ROLES.has(role.trim().toLowerCase())) ||
-            ((info & T_EXEMPT) === 0 &&
-              ((attribs.class !== undefined && BOILERPLATE_WORDS.test(attribs.class)) ||
-                (attribs.id !== undefined && BOILERPLATE_WORDS.test(attribs.id))))
-          ) {
-            flags |= F_BOILER;
-            if (attribs.hidden !== undefined) flags |= F_HIDDEN;
-          }
-        }
-        if ((info & T_INLINE) === 0) {
-          flags |= F_BREAK;
-          pendingBreak = true;
-          if (anchorOcc !== null) anchorOcc.anchor += ' ';
-        }
-        if (flags & F_BOILER) boilerDepth++;
-        if (flags & F_HIDDEN) hiddenDepth++;
-        if (flags & F_SVG) svgDepth++;
-        stack.push(flags);
-      },
-
-      ontext(raw) {
-        if (titleDepth === 0 && hiddenDepth > 0) return;
-        // Undecoded, a text node comes whole (it ends at the next tag, which no reference spans)
-        // and decodes as the tokenizer would have decoded it piece by piece.
-        const data = inTokenizer || raw.indexOf('&') < 0 ? raw : decodeHTML(raw);
-        if (titleDepth > 0) {
-          if (titleBuf.length < MAX_TITLE_CHARS * 2) titleBuf += data;
-          return;
-        }
-        if (anchorOcc !== null && anchorLen < MAX_ANCHOR_CHARS * 2) {
-          anchorOcc.anchor += data;
-          anchorLen += data.length;
-        }
-        if (boilerDepth === 0) {
-          if (mainLen < maxText) {
-            if (pendingBreak) {
-              main.push(' ');
-              mainBreaks.push(mainChars);
-              mainChars++;
-              pendingBreak = false;
-            }
-            main.push(data);
-            mainChars += data.length;
-            mainLen += data.length + 1;
-          }
-        } else if (auxLen < maxText && mainLen === 0) {
-          if (pendingBreak) {
-            aux.push(' ');
-            auxBreaks.push(auxChars);
-            auxChars++;
-          }
-          aux.push(data);
-          auxChars += data.length;
-          auxLen += data.length + 1;
-        }
-      },
-
-      onclosetag() {
-        const flags = stack.pop();
-        if (flags === undefined) return;
-        if (flags & F_BOILER) boilerDepth--;
-        if (flags & F_HIDDEN) hiddenDepth--;
-        if (flags & F_SVG) svgDepth--;
-        if (flags & F_TITLE) {
-          titleDepth--;
-          title = collapse(titleBuf, MAX_TITLE_CHARS);
-        }
-        if (flags & F_ANCHOR) anchorOcc = null;
-        if (flags & F_BREAK) {
-          pendingBreak = true;
-          if (anchorOcc !== null) anchorOcc.anchor += ' ';
-        }
-      },
-    },
-    { decodeEntities: inTokenizer },
-  );
-
+  const walk = new PageWalk(pageUrl, (opts.botToken ?? 'meguri').toLowerCase(), maxText, inTokenizer);
+  const parser = new Parser(walk, { decodeEntities: inTokenizer });
   try {
     parser.end(html);
   } catch {
     // htmlparser2 is lenient; this only guards against the unexpected. Keep what was gathered.
   }
-  if (titleDepth > 0 && title === null) title = collapse(titleBuf, MAX_TITLE_CHARS);
+  walk.finish();
 
-  // Resolve and deduplicate.
   const pageNorm = normalizeUrl(pageUrl, undefined, opts);
   const self = pageNorm.ok ? pageNorm.url : pageUrl;
-  const baseUrl = baseHref ?? self;
+  const baseUrl = walk.baseHref ?? self;
+  const { links, invalidLinks, skippedLinks } = resolveLinks(walk.occurrences, self, baseUrl, opts, opts.maxLinks ?? DEFAULT_MAX_LINKS);
+  let canonical: string | null = null;
+  if (walk.canonicalHref !== null) {
+    const r = normalizeUrl(walk.canonicalHref, baseUrl, opts);
+    if (r.ok) canonical = r.url;
+  }
+  const { text, breaks } = mainText(walk, maxText);
+  const { title, lang, noindex, nofollowAll } = walk;
+  return { title, lang, baseUrl, canonical, noindex, nofollowAll, links, invalidLinks, skippedLinks, text, breaks };
+}
+
+/**
+ * The pass over the page, as htmlparser2's handler: an element stack with the regions it is in
+ * (boilerplate, hidden, svg, title, anchor), the link occurrences, the page's metadata, and the
+ * main and boilerplate text with the offsets of their block breaks.
+ */
+class PageWalk {
+  readonly occurrences: Occurrence[] = [];
+  title: string | null = null;
+  lang: string | null = null;
+  baseHref: string | null = null;
+  canonicalHref: string | null = null;
+  noindex = false;
+  nofollowAll = false;
+  readonly main: string[] = [];
+  mainLen = 0;
+  readonly aux: string[] = [];
+  // Exact offsets of the block breaks in the joined main / aux text.
+  readonly mainBreaks: number[] = [];
+  readonly auxBreaks: number[] = [];
+
+  private readonly stack: number[] = [];
+  private boilerDepth = 0;
+  private hiddenDepth = 0;
+  private svgDepth = 0;
+  private titleDepth = 0;
+  private anchorOcc: Occurrence | null = null;
+  private anchorLen = 0;
+  private titleBuf = '';
+  private auxLen = 0;
+  private mainChars = 0;
+  private auxChars = 0;
+  private pendingBreak = false;
+
+  constructor(
+    private readonly pageUrl: string,
+    private readonly botToken: string,
+    private readonly maxText: number,
+    private readonly inTokenizer: boolean,
+  ) {}
+
+  onopentag(name: string, attribs: Record<string, string>): void {
+    if (!this.inTokenizer) {
+      for (const key in attribs) {
+        const value = attribs[key]!;
+        if (value.indexOf('&') >= 0) attribs[key] = decodeHTMLAttribute(value);
+      }
+    }
+    const info = TAG_INFO.get(name) ?? 0;
+    let flags = info & T_SPECIAL ? this.special(name, attribs) : 0;
+    flags |= this.regionFlags(name, attribs, info);
+    if ((info & T_INLINE) === 0) {
+      flags |= F_BREAK;
+      this.pendingBreak = true;
+      if (this.anchorOcc !== null) this.anchorOcc.anchor += ' ';
+    }
+    if (flags & F_BOILER) this.boilerDepth++;
+    if (flags & F_HIDDEN) this.hiddenDepth++;
+    if (flags & F_SVG) this.svgDepth++;
+    this.stack.push(flags);
+  }
+
+  ontext(raw: string): void {
+    if (this.titleDepth === 0 && this.hiddenDepth > 0) return;
+    // Undecoded, a text node comes whole (it ends at the next tag, which no reference spans)
+    // and decodes as the tokenizer would have decoded it piece by piece.
+    const data = this.inTokenizer || raw.indexOf('&') < 0 ? raw : decodeHTML(raw);
+    if (this.titleDepth > 0) {
+      if (this.titleBuf.length < MAX_TITLE_CHARS * 2) this.titleBuf += data;
+      return;
+    }
+    if (this.anchorOcc !== null && this.anchorLen < MAX_ANCHOR_CHARS * 2) {
+      this.anchorOcc.anchor += data;
+      this.anchorLen += data.length;
+    }
+    if (this.boilerDepth === 0) {
+      if (this.mainLen < this.maxText) {
+        if (this.pendingBreak) {
+          this.main.push(' ');
+          this.mainBreaks.push(this.mainChars);
+          this.mainChars++;
+          this.pendingBreak = false;
+        }
+        this.main.push(data);
+        this.mainChars += data.length;
+        this.mainLen += data.length + 1;
+      }
+    } else if (this.auxLen < this.maxText && this.mainLen === 0) {
+      if (this.pendingBreak) {
+        this.aux.push(' ');
+        this.auxBreaks.push(this.auxChars);
+        this.auxChars++;
+      }
+      this.aux.push(data);
+      this.auxChars += data.length;
+      this.auxLen += data.length + 1;
+    }
+  }
+
+  onclosetag(): void {
+    const flags = this.stack.pop();
+    if (flags === undefined) return;
+    if (flags & F_BOILER) this.boilerDepth--;
+    if (flags & F_HIDDEN) this.hiddenDepth--;
+    if (flags & F_SVG) this.svgDepth--;
+    if (flags & F_TITLE) {
+      this.titleDepth--;
+      this.title = collapse(this.titleBuf, MAX_TITLE_CHARS);
+    }
+    if (flags & F_ANCHOR) this.anchorOcc = null;
+    if (flags & F_BREAK) {
+      this.pendingBreak = true;
+      if (this.anchorOcc !== null) this.anchorOcc.anchor += ' ';
+    }
+  }
+
+  /** After the pass: a title never closed ends with the page. */
+  finish(): void {
+    if (this.titleDepth > 0 && this.title === null) this.title = collapse(this.titleBuf, MAX_TITLE_CHARS);
+  }
+
+  private addOccurrence(raw: string, tag: LinkTag, nofollow: boolean): Occurrence {
+    const occ: Occurrence = { raw, tag, nofollow, anchor: '' };
+    this.occurrences.push(occ);
+    return occ;
+  }
+
+  /** The tags that carry links or page metadata; returns the element's anchor and title flags. */
+  private special(name: string, attribs: Record<string, string>): number {
+    let flags = 0;
+    switch (name) {
+      case 'a':
+      case 'area': {
+        const href = attribs.href;
+        if (href !== undefined) {
+          const rel = attribs.rel;
+          const occ = this.addOccurrence(href, name, rel !== undefined && NOFOLLOW_REL.test(rel));
+          if (name === 'a') {
+            this.anchorOcc = occ;
+            this.anchorLen = 0;
+            flags |= F_ANCHOR;
+          } else if (attribs.alt) {
+            occ.anchor = attribs.alt.slice(0, MAX_ANCHOR_CHARS * 2);
+          }
+        }
+        break;
+      }
+      case 'link': {
+        const href = attribs.href;
+        const rel = attribs.rel;
+        if (href !== undefined && rel !== undefined) {
+          if (CANONICAL_REL.test(rel)) {
+            if (this.canonicalHref === null) this.canonicalHref = href;
+          } else if (FOLLOWED_LINK_REL.test(rel) && !UNFOLLOWED_LINK_REL.test(rel)) {
+            const occ = this.addOccurrence(href, 'link', NOFOLLOW_REL.test(rel));
+            if (ALTERNATE_REL.test(rel) && attribs.type !== undefined && FEED_TYPE.test(attribs.type)) occ.feed = true;
+          }
+        }
+        break;
+      }
+      case 'frame':
+      case 'iframe':
+        if (attribs.src !== undefined) this.addOccurrence(attribs.src, name, false);
+        break;
+      case 'base':
+        if (this.baseHref === null && attribs.href !== undefined) {
+          const r = normalizeUrl(attribs.href, this.pageUrl);
+          if (r.ok) this.baseHref = r.url;
+        }
+        break;
+      case 'meta':
+        this.meta(attribs);
+        break;
+      case 'html':
+        if (this.lang === null && attribs.lang) {
+          const l = attribs.lang.trim();
+          if (l !== '') this.lang = l.slice(0, MAX_LANG_CHARS);
+        }
+        break;
+      case 'title':
+        if (this.title === null && this.svgDepth === 0) {
+          flags |= F_TITLE;
+          this.titleDepth++;
+        }
+        break;
+      case 'img':
+        if (this.anchorOcc !== null && attribs.alt && this.anchorLen < MAX_ANCHOR_CHARS * 2) {
+          this.anchorOcc.anchor += ' ' + attribs.alt;
+          this.anchorLen += attribs.alt.length + 1;
+        }
+        break;
+    }
+    return flags;
+  }
+
+  /** `<meta name=robots|bot>` directives and `<meta http-equiv=refresh>` targets. */
+  private meta(attribs: Record<string, string>): void {
+    const metaName = attribs.name;
+    if (metaName !== undefined && attribs.content !== undefined) {
+      const n = metaName.trim().toLowerCase();
+      if (n === 'robots' || n === this.botToken) {
+        const d = parseRobotsDirectives(attribs.content);
+        this.noindex ||= d.noindex;
+        this.nofollowAll ||= d.nofollow;
+      }
+    } else if (attribs['http-equiv'] !== undefined && attribs.content !== undefined) {
+      if (attribs['http-equiv'].trim().toLowerCase() === 'refresh') {
+        const target = refreshTarget(attribs.content);
+        if (target !== null) this.addOccurrence(target, 'refresh', false);
+      }
+    }
+  }
+
+  /** Whether the element starts a boilerplate (and a hidden, an svg) region. */
+  private regionFlags(name: string, attribs: Record<string, string>, info: number): number {
+    let flags = 0;
+    if (info & T_BOILER) {
+      flags |= F_BOILER;
+      if (info & T_HIDDEN) flags |= F_HIDDEN;
+      if (name === 'svg') flags |= F_SVG;
+    } else if (this.boilerDepth === 0) {
+      // Attribute heuristics only matter while still in main content.
+      const role = attribs.role;
+      if (
+        attribs.hidden !== undefined ||
+        (role !== undefined && BOILERPLATE_ROLES.has(role.trim().toLowerCase())) ||
+        ((info & T_EXEMPT) === 0 &&
+          ((attribs.class !== undefined && BOILERPLATE_WORDS.test(attribs.class)) || (attribs.id !== undefined && BOILERPLATE_WORDS.test(attribs.id))))
+      ) {
+        flags |= F_BOILER;
+        if (attribs.hidden !== undefined) flags |= F_HIDDEN;
+      }
+    }
+    return flags;
+  }
+}
+
+/**
+ * The occurrences resolved against the base URL and deduplicated by normalised URL (the first
+ * occurrence's tag, the first non-empty anchor; nofollow only when every occurrence is), at most
+ * `maxLinks`; links to the page itself and unresolvable ones are counted, not kept.
+ */
+function resolveLinks(
+  occurrences: readonly Occurrence[],
+  self: string,
+  baseUrl: string,
+  opts: ExtractOptions,
+  maxLinks: number,
+): { links: ExtractedLink[]; invalidLinks: number; skippedLinks: number } {
   const links: ExtractedLink[] = [];
   const byUrl = new Map<string, ExtractedLink>();
   // raw href → normalised URL, or one of the two markers (never valid URLs themselves)
@@ -458,22 +504,19 @@ export function extractPageDecoding(html: string, pageUrl: string, opts: Extract
     byUrl.set(url, link);
     links.push(link);
   }
+  return { links, invalidLinks, skippedLinks };
+}
 
-  let canonical: string | null = null;
-  if (canonicalHref !== null) {
-    const r = normalizeUrl(canonicalHref, baseUrl, opts);
-    if (r.ok) canonical = r.url;
-  }
-
+/** The main text (or, when the page has none, the visible boilerplate text) and its block breaks. */
+function mainText(walk: PageWalk, maxText: number): { text: string; breaks: number[] } {
   // Whitespace is left as in the source: the fingerprint tokeniser skips it anyway, and
   // collapsing ~20 KB of prose on every page would cost as much as the link work.
-  const joined = (mainLen > 0 ? main : aux).join('');
+  const joined = (walk.mainLen > 0 ? walk.main : walk.aux).join('');
   let text = joined.trim();
   if (text.length > maxText) text = text.slice(0, maxText);
   // Break offsets move with the leading whitespace trimmed; those outside the text go.
   const lead = joined.length - joined.trimStart().length;
   const breaks: number[] = [];
-  for (const at of mainLen > 0 ? mainBreaks : auxBreaks) if (at - lead > 0 && at - lead < text.length) breaks.push(at - lead);
-
-  return { title, lang, baseUrl, canonical, noindex, nofollowAll, links, invalidLinks, skippedLinks, text, breaks };
+  for (const at of walk.mainLen > 0 ? walk.mainBreaks : walk.auxBreaks) if (at - lead > 0 && at - lead < text.length) breaks.push(at - lead);
+  return { text, breaks };
 }
