@@ -205,12 +205,9 @@ function listedOutLinks(targets: readonly { url: string }[]): string[] | undefin
   return chars <= OUT_LINKS_CHARS ? targets.map((t) => t.url) : undefined;
 }
 
-/** Turns one `pages` record into the outcome and discovered links for the `links` topic. */
-export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: OutcomeOptions = {}): PageRecords {
+/** The outcome's fields every fetch has: request, status, result, fetch timings, server, pointer, Retry-After. */
+function baseOutcome(page: PageRecord, result: OutcomeLink['result'], pointer: RecordPointer | undefined): OutcomeLink {
   const req = page.request;
-  const result = classify(page);
-  const botToken = opts.botToken ?? 'meguri';
-
   const outcome: OutcomeLink = {
     v: SCHEMA_VERSION,
     type: 'outcome',
@@ -233,6 +230,15 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
     const ra = parseRetryAfter(page.headers['retry-after'], page.fetchedAt);
     if (ra !== undefined) outcome.retryAfterMs = ra;
   }
+  return outcome;
+}
+
+/** Turns one `pages` record into the outcome and discovered links for the `links` topic. */
+export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: OutcomeOptions = {}): PageRecords {
+  const req = page.request;
+  const result = classify(page);
+  const botToken = opts.botToken ?? 'meguri';
+  const outcome = baseOutcome(page, result, pointer);
 
   if (req.reason === 'address') return { outcome, links: [] };
 
@@ -297,6 +303,14 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
   const outLinks = listedOutLinks(targets);
   if (outLinks !== undefined) outcome.outLinks = outLinks;
 
+  const { links, hosts } = discoveredLinks(page, targets, sourceSite);
+  return { outcome, links, hosts, extracted: ex };
+}
+
+/** The links record of each followed target (`targets` in page order), with each target's host. */
+function discoveredLinks(page: PageRecord, targets: readonly { url: string; anchor: string; feed?: true }[], sourceSite: string): { links: DiscoveredLink[]; hosts: string[] } {
+  const req = page.request;
+  const outDegree = targets.length;
   const depth = req.depth + 1;
   const cgiHops = isDynamicUrl(page.finalUrl) ? req.cgiHops + 1 : 0;
   const contribution = (Math.max(0, req.score) + 1) / outDegree;
@@ -327,7 +341,7 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
     else if (req.daily) link.via = 'daily';
     links[i] = link;
   }
-  return { outcome, links, hosts, extracted: ex };
+  return { links, hosts };
 }
 
 /** The chain of a 3xx as schema hops; undefined when it is not a usable chain of at most MAX_REDIRECT_HOPS. */
