@@ -14,7 +14,9 @@
 // change-rate estimators' error against known rates after n revisits (pure, no crawl).
 //
 // Run: npm run bench:freshness -- [--seeds 1,2] [--days 8] [--warmup-days 2.5] [--speed 3600]
-//        [--hosts 30] [--pages 40] [--revisit-goal freshness|versions] [--allocation goal|sqrt|proportional] [--json]
+//        [--hosts 30] [--pages 40] [--revisit-goal freshness|versions] [--allocation goal|sqrt|proportional]
+//        [--revisit-policy '{"pooled":false}'] [--json]
+//      npm run bench:freshness -- --estimator-only [--host-spread 3]   (estimator error only; pages within ×3 of their host's rate)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +28,7 @@ import type { Freshness, PageTruth } from '../services/revisit/freshness.ts';
 import { knownRatePolicy } from '../services/revisit/policies.ts';
 import { DEFAULT_REVISIT_OPTIONS, estimateInterval, initialState, nextInterval, update } from '../services/revisit/estimator.ts';
 import { logUniformGrid, posteriorMeanInterval } from '../services/revisit/posterior.ts';
+import { contribution, movePool, pooledGrid } from '../services/revisit/pooled.ts';
 import { mulberry32 } from '../services/revisit/simulate.ts';
 import { machineInfo, machineLine } from './machine.ts';
 
@@ -49,8 +52,12 @@ const hosts = num('--hosts', 30);
 const pagesPerHost = num('--pages', 40);
 const minChangeH = num('--min-change', 2);
 const maxChangeD = num('--max-change', 60);
+const hostSpread = num('--host-spread', 0);
 const goal = opt('--revisit-goal') as 'freshness' | 'versions' | undefined;
 const allocation = opt('--allocation') as 'goal' | 'sqrt' | 'proportional' | undefined;
+// Any other revisit rule, as the settings file's revisitPolicy (JSON), e.g. '{"pooled":false,"versionValueS":0}'.
+const policyJson = opt('--revisit-policy');
+const revisitPolicy = { ...(policyJson ? (JSON.parse(policyJson) as Record<string, unknown>) : {}), ...(allocation ? { allocation } : {}) };
 
 interface Row {
   policy: string;
@@ -107,7 +114,7 @@ function crawlIn(seed: number, userAgent: string, dataDir: string): Promise<Chan
         // setting is the default.
         politeness: { kFactor: 0 },
         ...(goal ? { revisitGoal: goal } : {}),
-        ...(allocation ? { revisitPolicy: { allocation } } : {}),
+        ...(Object.keys(revisitPolicy).length > 0 ? { revisitPolicy } : {}),
       },
       fetcher: { userAgent, resolver: createResolver({ mode: 'static', resolve }) },
     }),
@@ -144,35 +151,71 @@ function table(seed: number, r: ChangingCrawl, rows: Row[]): string {
 }
 
 /**
- * The estimators' error against known rates as observations accrue: pages with mean change
- * intervals log-uniform in the bench's range, each revisited on meguri's default schedule; after n
- * revisits, the median |τ̂ − τ|/τ of equation (4) (over the pages it can estimate at all: it is
- * undefined until a page has both changed and stayed unchanged) and of the posterior mean.
+ * The estimators' error against known rates as observations accrue: hosts of --pages pages with
+ * mean change intervals log-uniform in the bench's range, each page revisited on meguri's default
+ * schedule; after n revisits, the median |τ̂ − τ|/τ of equation (4) (over the pages it can
+ * estimate at all: it is undefined until a page has both changed and stayed unchanged) and of the
+ * posterior's geometric mean — on the log-uniform base prior alone, and with the host's pooled
+ * prior (services/revisit/pooled.ts), which the schedule then also uses, as the scheduler does.
  */
-function estimatorError(seed: number): { n: number; eq4Estimable: number; eq4MedianError: number; posteriorMedianError: number }[] {
-  const rng = mulberry32(seed);
-  const grid = logUniformGrid(DEFAULT_REVISIT_OPTIONS.priorMinS, DEFAULT_REVISIT_OPTIONS.priorMaxS);
+function estimatorError(seed: number): { n: number; eq4Estimable: number; eq4MedianError: number; posteriorMedianError: number; pooledMedianError: number }[] {
+  const base = logUniformGrid(DEFAULT_REVISIT_OPTIONS.priorMinS, DEFAULT_REVISIT_OPTIONS.priorMaxS);
   const checkpoints = [2, 3, 4, 8, 16, 32];
   const eq4: number[][] = checkpoints.map(() => []);
   const post: number[][] = checkpoints.map(() => []);
-  const pages = 2000;
-  for (let i = 0; i < pages; i++) {
-    const tau = minChangeH * 3600 * Math.exp(rng() * Math.log((maxChangeD * 24) / minChangeH));
-    let s = initialState(0);
-    let t = 0;
-    for (let n = 1; n <= checkpoints.at(-1)!; n++) {
-      const dt = nextInterval(s, rng).interval;
-      t += dt;
-      s = update(s, { at: t, changed: rng() < -Math.expm1(-dt / tau) });
-      const c = checkpoints.indexOf(n);
-      if (c < 0) continue;
-      const e = estimateInterval(s);
-      if (e !== null) eq4[c]!.push(Math.abs(e - tau) / tau);
-      post[c]!.push(Math.abs(posteriorMeanInterval(s, grid) - tau) / tau);
+  const pooled: number[][] = checkpoints.map(() => []);
+  const hostCount = Math.ceil(2000 / pagesPerHost);
+  for (const pool of [false, true]) {
+    const rng = mulberry32(seed);
+    for (let h = 0; h < hostCount; h++) {
+      const logRange = Math.log((maxChangeD * 24) / minChangeH);
+      const hostAt = rng();
+      // Pages of a host independent of each other, as on the crawled web, or (--host-spread F) within ×F of their host's rate.
+      const at = (): number => (hostSpread > 1 ? Math.min(1, Math.max(0, hostAt + ((2 * rng() - 1) * Math.log(hostSpread)) / logRange)) : rng());
+      const taus = Array.from({ length: pagesPerHost }, () => minChangeH * 3600 * Math.exp(at() * logRange));
+      // First fetches spread over the first 6 hours, then each page at its own schedule, in time order.
+      const states = taus.map(() => initialState(rng() * 6 * 3600));
+      const due = states.map((s) => s.l);
+      const visits = taus.map(() => 0);
+      let hist: number[] | undefined;
+      for (;;) {
+        let i = -1;
+        for (let k = 0; k < due.length; k++) if (visits[k]! <= checkpoints.at(-1)! && (i < 0 || due[k]! < due[i]!)) i = k;
+        if (i < 0) break;
+        const before = states[i]!;
+        if (visits[i]! > 0) {
+          const dt = due[i]! - before.l;
+          states[i] = update(before, { at: due[i]!, changed: rng() < -Math.expm1(-dt / taus[i]!) });
+        }
+        const s = states[i]!;
+        const own = pool ? contribution(s, base) : null;
+        if (pool) hist = movePool(hist, contribution(before, base), own);
+        const prior = pool ? pooledGrid(hist, base, own) : undefined;
+        const n = visits[i]!;
+        const c = checkpoints.indexOf(n);
+        if (c >= 0) {
+          const err = (e: number): number => Math.abs(e - taus[i]!) / taus[i]!;
+          if (pool) pooled[c]!.push(err(posteriorMeanInterval(s, prior ?? base)));
+          else {
+            const e = estimateInterval(s);
+            if (e !== null) eq4[c]!.push(err(e));
+            post[c]!.push(err(posteriorMeanInterval(s, base)));
+          }
+        }
+        visits[i] = n + 1;
+        due[i] = s.l + nextInterval(s, rng, DEFAULT_REVISIT_OPTIONS, prior ? { prior } : {}).interval;
+      }
     }
   }
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? NaN;
-  return checkpoints.map((n, c) => ({ n, eq4Estimable: eq4[c]!.length / pages, eq4MedianError: median(eq4[c]!), posteriorMedianError: median(post[c]!) }));
+  const pages = hostCount * pagesPerHost;
+  return checkpoints.map((n, c) => ({
+    n,
+    eq4Estimable: eq4[c]!.length / pages,
+    eq4MedianError: median(eq4[c]!),
+    posteriorMedianError: median(post[c]!),
+    pooledMedianError: median(pooled[c]!),
+  }));
 }
 
 const results: { seed: number; crawl: { pagesFetched: number; stoppedBecause: string }; rows: Row[] }[] = [];
@@ -184,10 +227,16 @@ for (const seed of args.includes('--estimator-only') ? [] : seeds) {
 }
 const errors = estimatorError(seeds[0] ?? 1);
 if (!json) {
-  const lines = ['estimator error vs known rates (median |τ̂ − τ|/τ), revisits on the default schedule:', '| revisits | eq. (4) defined for | eq. (4) error | posterior (geometric) mean error |', '|---|---|---|---|'];
-  for (const e of errors) lines.push(`| ${e.n} | ${(e.eq4Estimable * 100).toFixed(0)} % | ${e.eq4MedianError.toFixed(2)} | ${e.posteriorMedianError.toFixed(2)} |`);
+  const lines = [
+    'estimator error vs known rates (median |τ̂ − τ|/τ), revisits on the default schedule:',
+    '| revisits | eq. (4) defined for | eq. (4) error | posterior mean error, base prior | posterior mean error, host-pooled prior |',
+    '|---|---|---|---|---|',
+  ];
+  for (const e of errors) {
+    lines.push(`| ${e.n} | ${(e.eq4Estimable * 100).toFixed(0)} % | ${e.eq4MedianError.toFixed(2)} | ${e.posteriorMedianError.toFixed(2)} | ${e.pooledMedianError.toFixed(2)} |`);
+  }
   console.log(`${lines.join('\n')}\n`);
 }
-const settings = { days, warmupDays, speed, hosts, pagesPerHost, minChangeH, maxChangeD, revisitGoal: goal ?? 'default', allocation: allocation ?? 'default' };
+const settings = { days, warmupDays, speed, hosts, pagesPerHost, minChangeH, maxChangeD, hostSpread, revisitGoal: goal ?? 'default', revisitPolicy };
 if (json) console.log(JSON.stringify({ settings, machine: machineInfo(), results, estimatorError: errors }, null, 2));
 else console.log(machineLine(machineInfo()));

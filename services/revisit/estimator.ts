@@ -9,7 +9,8 @@
  *
  * from four running sums, so no per-access history is stored. The singular cases (never changed,
  * changed every time) fall back to exponential back-off of the last interval; the interval after
- * the first access is uniform random in a range (or derived from Last-Modified, Akamine et al.).
+ * the first access is uniform random in a range (or derived from Last-Modified, Akamine et al., or
+ * from the host's pooled prior when the caller has one).
  *
  * Cho & Garcia-Molina's maximum-likelihood estimator for irregular access (equation (2)) is here
  * as a comparator; it needs every change-detecting interval, so it keeps a history.
@@ -19,6 +20,7 @@
 import { defaultMultiplier, goalInterval } from './allocation.ts';
 import { logUniformGrid, posteriorInterval } from './posterior.ts';
 import type { RevisitGoal } from './allocation.ts';
+import type { RateGrid } from './posterior.ts';
 
 /** Uniform [0, 1) source; the caller owns seeding so simulations stay deterministic. */
 export type Rng = () => number;
@@ -82,6 +84,12 @@ export interface RevisitOptions {
    * & Garcia-Molina's Lagrangian solution) or `versions` (distinct versions captured per fetch).
    */
   goal: RevisitGoal;
+  /**
+   * Under the `freshness` goal: what one captured version is worth, in seconds of fresh copy. The
+   * objective becomes Σ w·(F + c·V): 0 is Cho & Garcia-Molina's pure freshness (pages too fast to
+   * keep fresh are dropped); c > 0 still visits them, towards the proportional policy as λ·c grows.
+   */
+  versionValueS: number;
   /** Under `goal`, pages the objective would not revisit at all (too fast to keep fresh) are revisited this often. */
   droppedIntervalS: number;
   /**
@@ -90,6 +98,11 @@ export interface RevisitOptions {
    * back-off in the singular cases.
    */
   posterior: boolean;
+  /**
+   * With `posterior`: each host's pages pool their evidence into the prior of the others
+   * (empirical Bayes, services/revisit/pooled.ts); the caller passes it as AllocationContext.prior.
+   */
+  pooled: boolean;
   priorMinS: number;
   priorMaxS: number;
 }
@@ -100,6 +113,12 @@ export interface AllocationContext {
   weight?: number;
   /** the host's multiplier factor k ≥ 1 (μ = k·μ0) when its budget binds (default 1) */
   multiplier?: number;
+  /**
+   * Under `goal` with `posterior`: the page's prior over the change rate when its host's pages
+   * have pooled one (services/revisit/pooled.ts), instead of the log-uniform base prior; it also
+   * sets the 2nd interval of a page without Last-Modified.
+   */
+  prior?: RateGrid;
 }
 
 export const DEFAULT_REVISIT_OPTIONS: Readonly<RevisitOptions> = Object.freeze({
@@ -115,8 +134,10 @@ export const DEFAULT_REVISIT_OPTIONS: Readonly<RevisitOptions> = Object.freeze({
   allocation: 'goal',
   freshnessScaleS: 6 * HOUR_S,
   goal: 'freshness',
+  versionValueS: 3 * HOUR_S,
   droppedIntervalS: 7 * DAY_S,
   posterior: true,
+  pooled: true,
   priorMinS: 30 * 60,
   priorMaxS: 730 * DAY_S,
 });
@@ -185,18 +206,25 @@ export function scheduleInterval(
 ): NextInterval {
   let interval: number;
   let kind: IntervalKind;
+  const pooled = opts.allocation === 'goal' && opts.posterior ? ctx.prior : undefined;
   if (state.a === 0) {
     const fromAge = state.i > 0 ? allocate(state.i, opts, ctx) : Infinity;
     if (Number.isFinite(fromAge)) {
       interval = clamp(fromAge, opts.lastModifiedMinS, opts.lastModifiedMaxS);
       kind = 'lastModified';
+    } else if (pooled) {
+      // No evidence of its own yet: the interval that is best for a page drawn from its host's
+      // pages, but no longer than the random draw's longest (a new page may not be like the old ones).
+      const mu = defaultMultiplier(opts.goal, opts.freshnessScaleS) * (ctx.multiplier ?? 1);
+      interval = Math.min(opts.secondVisitMaxS, posteriorInterval(opts.goal, state, pooled, ctx.weight ?? 1, mu, opts.versionValueS));
+      kind = 'second';
     } else {
       interval = opts.secondVisitMinS + rng() * (opts.secondVisitMaxS - opts.secondVisitMinS);
       kind = 'second';
     }
   } else if (opts.allocation === 'goal' && opts.posterior) {
     const mu = defaultMultiplier(opts.goal, opts.freshnessScaleS) * (ctx.multiplier ?? 1);
-    interval = dropped(posteriorInterval(opts.goal, state, logUniformGrid(opts.priorMinS, opts.priorMaxS), ctx.weight ?? 1, mu), opts);
+    interval = dropped(posteriorInterval(opts.goal, state, pooled ?? logUniformGrid(opts.priorMinS, opts.priorMaxS), ctx.weight ?? 1, mu, opts.versionValueS), opts);
     kind = estimate != null ? 'estimate' : state.m === 0 || state.s >= state.a ? 'backoffUp' : 'backoffDown';
   } else if (estimate != null && Number.isFinite(estimate) && estimate > 0) {
     interval = dropped(allocate(estimate, opts, ctx), opts);
@@ -226,12 +254,15 @@ export function scheduleInterval(
  */
 export function allocate(
   changeIntervalS: number,
-  opts: Pick<RevisitOptions, 'allocation' | 'freshnessScaleS'> & Partial<Pick<RevisitOptions, 'goal'>> = DEFAULT_REVISIT_OPTIONS,
+  opts: Pick<RevisitOptions, 'allocation' | 'freshnessScaleS'> & Partial<Pick<RevisitOptions, 'goal' | 'versionValueS'>> = DEFAULT_REVISIT_OPTIONS,
   ctx: AllocationContext = {},
 ): number {
   if (opts.allocation === 'goal') {
     const goal = opts.goal ?? 'freshness';
-    return goalInterval(goal, changeIntervalS, ctx.weight ?? 1, defaultMultiplier(goal, opts.freshnessScaleS) * (ctx.multiplier ?? 1));
+    // F + c·V has the marginal g(x)·(1/λ + c): freshness's rule at weight w·(1 + c·λ).
+    const c = goal === 'freshness' ? (opts.versionValueS ?? 0) : 0;
+    const weight = (ctx.weight ?? 1) * (1 + c / changeIntervalS);
+    return goalInterval(goal, changeIntervalS, weight, defaultMultiplier(goal, opts.freshnessScaleS) * (ctx.multiplier ?? 1));
   }
   return opts.allocation === 'sqrt' ? Math.sqrt(changeIntervalS * opts.freshnessScaleS) : changeIntervalS;
 }

@@ -74,13 +74,16 @@ export function posteriorMeanInterval(state: RevisitState, grid: RateGrid): numb
   return Math.exp(v);
 }
 
-/** Marginal value of visit rate f: E[g(λ/f)/λ] (freshness) or E[g(λ/f)] (versions). */
-function marginal(goal: RevisitGoal, p: readonly number[], rates: readonly number[], f: number): number {
+/**
+ * Marginal value of visit rate f: E[g(λ/f)·(1/λ + c)] (freshness, each captured version worth c
+ * seconds of fresh copy) or E[g(λ/f)] (versions).
+ */
+function marginal(goal: RevisitGoal, p: readonly number[], rates: readonly number[], f: number, c: number): number {
   let v = 0;
   for (let k = 0; k < p.length; k++) {
     const lam = rates[k]!;
     const gx = g(lam / f);
-    v += goal === 'freshness' ? (p[k]! * gx) / lam : p[k]! * gx;
+    v += goal === 'freshness' ? p[k]! * gx * (1 / lam + c) : p[k]! * gx;
   }
   return v;
 }
@@ -89,7 +92,7 @@ function marginal(goal: RevisitGoal, p: readonly number[], rates: readonly numbe
  * The revisit interval (seconds) that maximises the expected objective of a page of weight w at
  * multiplier μ under the posterior; Infinity when no revisit is worth μ.
  */
-export function posteriorInterval(goal: RevisitGoal, state: RevisitState, grid: RateGrid, weight: number, mu: number): number {
+export function posteriorInterval(goal: RevisitGoal, state: RevisitState, grid: RateGrid, weight: number, mu: number, versionValueS = 0): number {
   const all = posterior(state, grid);
   // Only the rates the posterior still holds (it concentrates as evidence accrues): cheaper sums.
   const p: number[] = [];
@@ -101,17 +104,17 @@ export function posteriorInterval(goal: RevisitGoal, state: RevisitState, grid: 
   }
   const target = mu / weight;
   // As f → 0, g → 1: the marginal tends to E[1/λ] (freshness) or 1 (versions).
-  if (marginal(goal, p, rates, 1e-12) <= target) return Infinity;
+  if (marginal(goal, p, rates, 1e-12, versionValueS) <= target) return Infinity;
   // Bisection on the interval T = 1/f (log scale), between the grid's fastest and 100× its slowest.
   let lo = Math.log(0.01 / grid.rates[grid.rates.length - 1]!);
   let hi = Math.log(100 / grid.rates[0]!);
-  if (marginal(goal, p, rates, Math.exp(-lo)) >= target) return Math.exp(lo);
-  if (marginal(goal, p, rates, Math.exp(-hi)) <= target) return Math.exp(hi);
+  if (marginal(goal, p, rates, Math.exp(-lo), versionValueS) >= target) return Math.exp(lo);
+  if (marginal(goal, p, rates, Math.exp(-hi), versionValueS) <= target) return Math.exp(hi);
   // 28 halvings of a range of ~25 in ln T: the interval to within 1e-7 of itself.
   for (let i = 0; i < 28; i++) {
     const mid = (lo + hi) / 2;
     // A longer interval (smaller f) raises the marginal value of a fetch.
-    if (marginal(goal, p, rates, Math.exp(-mid)) > target) hi = mid;
+    if (marginal(goal, p, rates, Math.exp(-mid), versionValueS) > target) hi = mid;
     else lo = mid;
   }
   return Math.exp((lo + hi) / 2);

@@ -99,6 +99,8 @@ export const schedulerOptionsSchema = z.strictObject({
       freshnessScaleS: z.number().positive(),
       droppedIntervalS: z.number().positive(),
       posterior: z.boolean(),
+      pooled: z.boolean(),
+      versionValueS: z.number().min(0),
       priorMinS: z.number().positive(),
       priorMaxS: z.number().positive(),
       minIntervalS: z.number().positive(),
@@ -108,7 +110,7 @@ export const schedulerOptionsSchema = z.strictObject({
     })
     .partial()
     .default({})
-    .describe('Revisit interval rules (docs/revisits.md): allocation of estimated change intervals (goal: by revisitGoal), τ0, the interval of pages the goal drops, minimum, back-off, 2nd-visit range.'),
+    .describe('Revisit interval rules (docs/revisits.md): allocation of estimated change intervals (goal: by revisitGoal), τ0, what a captured version is worth under freshness, the interval of pages the goal drops, the posterior and its per-host pooled prior, minimum, back-off, 2nd-visit range.'),
   stripParams: z
     .array(z.string().min(1))
     .default([...DEFAULT_STRIP_PARAMS])
@@ -197,7 +199,7 @@ export type SchedulerOptionsInput = z.input<typeof schedulerOptionsSchema>;
 export function schedulerDefaults(): Record<string, unknown> {
   const base = schedulerOptionsSchema.parse({});
   const { minIntervalMs: _m, maxDepth: _d, maxCgiHops: _c, ...politeness } = politenessConfig();
-  const { allocation, freshnessScaleS, droppedIntervalS, minIntervalS, backoff, secondVisitMinS, secondVisitMaxS } = DEFAULT_REVISIT_OPTIONS;
-  const revisitPolicy = { allocation, freshnessScaleS, droppedIntervalS, minIntervalS, backoff, secondVisitMinS, secondVisitMaxS };
+  const { allocation, freshnessScaleS, versionValueS, droppedIntervalS, posterior, pooled, minIntervalS, backoff, secondVisitMinS, secondVisitMaxS } = DEFAULT_REVISIT_OPTIONS;
+  const revisitPolicy = { allocation, freshnessScaleS, versionValueS, droppedIntervalS, posterior, pooled, minIntervalS, backoff, secondVisitMinS, secondVisitMaxS };
   return { ...base, politeness, revisitPolicy };
 }

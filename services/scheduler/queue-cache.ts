@@ -236,6 +236,11 @@ export class QueueCache {
     return (await this.load(host)).known[0];
   }
 
+  /** New URLs in the host's queue when it is in memory, without a read; undefined when it is not. */
+  cachedNewCount(host: string): number | undefined {
+    return this.hosts.get(host)?.fresh.length;
+  }
+
   /** Known URLs in the host's queue. */
   async knownCount(host: string): Promise<number> {
     return (await this.load(host)).known.length;

@@ -11,6 +11,10 @@ import type { HostState, UrlState } from './state.ts';
 import { initialState as initialRevisit, update as updateRevisit, nextInterval as nextRevisitInterval, estimateInterval } from '../revisit/estimator.ts';
 import { alphaFromScore, selectionProbability } from '../revisit/selection.ts';
 import { hostMultiplierStep } from '../revisit/allocation.ts';
+import { logUniformGrid } from '../revisit/posterior.ts';
+import type { RateGrid } from '../revisit/posterior.ts';
+import { contribution, movePool, pooledGrid } from '../revisit/pooled.ts';
+import type { RevisitState } from '../revisit/estimator.ts';
 import { hammingDistance } from '../common/fingerprint.ts';
 import { hostKey } from '../common/url.ts';
 import { applyRemedy, changePageInterval, emptyPoliteness, hostInterval, remedyFor } from './politeness/index.ts';
@@ -121,14 +125,39 @@ function importanceWeight(p: Partition, u: UrlState): number {
  * towards the crawl's μ0 when the host has room. The stretch/delay remedy still covers the pages
  * planned before the multiplier caught up.
  */
-function updateHostMultiplier(p: Partition, host: HostState, allowedMs: number): void {
+function updateHostMultiplier(p: Partition, hostName: string, host: HostState, allowedMs: number): void {
   if (!(allowedMs > 0)) return;
-  const share = host.queued > 0 ? p.options.revisitKnownShare : 1;
+  // New URLs take their share only while some wait (queued counts the due known URLs too); a host
+  // whose queue is not in memory is taken to have some when anything is queued.
+  const fresh = p.queues.cachedNewCount(hostName) ?? host.queued;
+  const share = fresh > 0 ? p.options.revisitKnownShare : 1;
   const capacity = (1000 / allowedMs) * share;
   const planned = Object.values(host.pol?.lh ?? {}).reduce((n, c) => n + c, 0);
   const k = hostMultiplierStep(p.revisitRules.goal, host.mk ?? 1, host.pol?.L ?? 0, capacity, 1 / Math.max(1, planned));
   if (k > 1) host.mk = k;
   else delete host.mk;
+}
+
+/**
+ * Empirical Bayes per host (services/revisit/pooled.ts): moves the page's evidence in its host's
+ * pooled histogram from `before` to `after` (undefined: none, e.g. gone) and returns the prior the
+ * page gets from its host's other pages, or undefined while the host has too few (the base prior).
+ * Sources (sitemaps, feeds, daily pages) keep their own schedule and stay out of the pool.
+ */
+function pooledPrior(p: Partition, host: HostState, before: RevisitState | undefined, after: RevisitState | undefined): RateGrid | undefined {
+  const rules = p.revisitRules;
+  if (rules.allocation !== 'goal' || !rules.posterior || !rules.pooled) return undefined;
+  const base = logUniformGrid(rules.priorMinS, rules.priorMaxS);
+  const own = contribution(after, base);
+  const pool = movePool(host.rp, contribution(before, base), own);
+  if (pool) host.rp = pool;
+  else delete host.rp;
+  return pooledGrid(pool, base, own);
+}
+
+/** The estimator state a URL contributes to its host's pool (none when gone or a source). */
+function pooledState(u: UrlState | undefined): RevisitState | undefined {
+  return u && u.st !== 'gone' && u.k === undefined ? revisitOf(u) : undefined;
 }
 
 /** A known page's revisit found its host dead before any request: count it, retry, or give the page up. */
@@ -141,6 +170,7 @@ export function failedRevisit(p: Partition, url: string, u: UrlState, host: Host
     const { w: _w, n: _n, ...rest } = u;
     next = { ...rest, st: 'gone', x: failures };
     host.pol = changePageInterval(host.pol ?? emptyPoliteness(), u.w, undefined);
+    pooledPrior(p, host, pooledState(u), undefined);
     const change: ChangeRecord = { v: SCHEMA_VERSION, url, time: now, kind: 'gone' };
     ctx.emit('changes', url, change);
   } else {
@@ -229,8 +259,10 @@ export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlSta
   let nextVisitAt: number | undefined;
   let intervalMs: number | undefined;
   const revisit = revisitOf(next);
+  const prior = pooledPrior(p, host, pooledState(previous), result === 'gone' ? undefined : pooledState(next));
   if (result !== 'gone' && revisit) {
-    const intervalS = result === 'error' ? 86_400 : nextRevisitInterval(revisit, Math.random, p.revisitRules, { weight: importanceWeight(p, next), multiplier: host.mk ?? 1 }).interval;
+    const ctxAlloc = { weight: importanceWeight(p, next), multiplier: host.mk ?? 1, ...(prior ? { prior } : {}) };
+    const intervalS = result === 'error' ? 86_400 : nextRevisitInterval(revisit, Math.random, p.revisitRules, ctxAlloc).interval;
     intervalMs = Math.round(intervalS * 1000);
     next.w = intervalMs;
   } else delete next.w;
@@ -241,7 +273,7 @@ export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlSta
     // delayed until the schedule fits (the incremental archive crawler paper's remedies).
     const allowedMs = hostInterval(host.pol ?? emptyPoliteness(), p.politeness, host.crawlDelayMs !== undefined ? { crawlDelayMs: host.crawlDelayMs } : {}).ms;
     const remedy = remedyFor(host.pol ?? emptyPoliteness(), allowedMs, p.options.overloadRemedy);
-    if (p.revisitRules.allocation === 'goal') updateHostMultiplier(p, host, allowedMs);
+    if (p.revisitRules.allocation === 'goal') updateHostMultiplier(p, hostKey(outcome.url), host, allowedMs);
     if (remedy.overloaded) {
       p.stats.overloadedRevisits++;
       host.ov = { a: allowedMs, k: remedy.remedy, f: remedy.factor, d: remedy.delayMs };

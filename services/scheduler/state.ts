@@ -128,6 +128,11 @@ export interface HostState {
   sm?: 1;
   /** revisit goal: the host's multiplier factor k (μ = k·μ0), above 1 while its revisit budget binds */
   mk?: number;
+  /**
+   * revisit goal: the host's pooled change-rate evidence (services/revisit/pooled.ts), a histogram
+   * over log-rate bins of its pages' posteriors; absent in older records (the base prior then)
+   */
+  rp?: number[];
 }
 
 /** Every request in flight to the host, oldest first. */

@@ -162,8 +162,9 @@ test('a host budget: the dual step converges to the Lagrangian allocation under 
 
 test('the estimator under the goal allocation', () => {
   const rng = (): number => 0.5;
-  // The point-estimate form (posterior: false); the posterior form is the next test's.
-  const opts = { ...DEFAULT_REVISIT_OPTIONS, posterior: false };
+  // The point-estimate form (posterior: false) of pure freshness (no value per captured version);
+  // the posterior form is the next test's, the version value test/unit/revisit-pooled.test.ts's.
+  const opts = { ...DEFAULT_REVISIT_OPTIONS, posterior: false, versionValueS: 0 };
   assert.equal(DEFAULT_REVISIT_OPTIONS.allocation, 'goal');
   assert.equal(DEFAULT_REVISIT_OPTIONS.posterior, true);
   assert.equal(opts.goal, 'freshness');
@@ -234,7 +235,11 @@ test('the posterior allocation: learns the rate, needs no back-off, and meets th
   let fast = initialState(0);
   for (let k = 1; k <= 6; k++) fast = update(fast, { at: k * 2400, changed: true });
   assert.equal(posteriorInterval('freshness', fast, grid, 1, mu), Infinity);
-  assert.equal(nextInterval(fast, () => 0.5).interval, DEFAULT_REVISIT_OPTIONS.droppedIntervalS);
+  const pure = { ...DEFAULT_REVISIT_OPTIONS, versionValueS: 0 };
+  assert.equal(nextInterval(fast, () => 0.5, pure).interval, DEFAULT_REVISIT_OPTIONS.droppedIntervalS);
+  // By default a captured version is worth something: such a page is still visited, well before the dropped interval.
+  assert.ok(DEFAULT_REVISIT_OPTIONS.versionValueS > 0);
+  assert.ok(nextInterval(fast, () => 0.5).interval < DEFAULT_REVISIT_OPTIONS.droppedIntervalS / 4);
   // Versions: a page always changing gets short intervals, never dropped below the weight's reach.
   assert.ok(Number.isFinite(posteriorInterval('versions', fast, grid, 1, defaultMultiplier('versions', 6 * HOUR_S))));
 });
