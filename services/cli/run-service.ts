@@ -18,7 +18,7 @@ import { createResolver } from '../fetcher/dns.ts';
 import { defaultUserAgent, fetchTimeouts } from '../fetcher/fetch.ts';
 import { paramFilter } from '../common/url.ts';
 import { chooseReplication } from './topics.ts';
-import type { Transport } from '../runtime/index.ts';
+import type { Logger, Transport } from '../runtime/index.ts';
 import { crawlCatalog } from '../../topology/catalog.ts';
 
 /** An environment variable, with an empty value meaning unset (a ConfigMap key left blank). */
@@ -53,6 +53,68 @@ function scopeSetting(flags: Record<string, unknown>, file: SchedulerOptionsInpu
   };
 }
 
+/** MEGURI_ALLOW_ADDRESS's ranges, each checked: a bad one stops the process with the variable named. */
+function allowAddressesFromEnv(): string[] {
+  const ranges = env('MEGURI_ALLOW_ADDRESS')?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
+  for (const range of ranges) {
+    try {
+      parseCidr(range);
+    } catch (err) {
+      throw new ConfigError(`MEGURI_ALLOW_ADDRESS: ${(err as Error).message}`);
+    }
+  }
+  return ranges;
+}
+
+/** Per-host rules, watched while the scheduler runs; a bad file stops it here with the key named. */
+function hostRulesOf(flags: Record<string, unknown>, logger: Logger): WatchedHostRules | undefined {
+  const hostRulesFile = (flags.hostRules as string | undefined) ?? env('MEGURI_HOST_RULES');
+  try {
+    return hostRulesFile ? watchHostRules(hostRulesFile, logger) : undefined;
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
+/** Server aliases, one file for the scheduler and the parsers (--alias-file or MEGURI_ALIAS_FILE). */
+function aliasesOf(flags: Record<string, unknown>): Record<string, string> {
+  const aliasFile = (flags.aliasFile as string | undefined) ?? env('MEGURI_ALIAS_FILE');
+  try {
+    return aliasFile ? Object.fromEntries(parseAliasFile(readFileSync(aliasFile, 'utf8'), `alias file ${aliasFile}`)) : {};
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
+/** The scheduler of a pod. Precedence: flags, then MEGURI_* variables, then the settings file, then defaults. */
+function schedulerDefinition(
+  flags: Record<string, unknown>,
+  file: SchedulerOptionsInput,
+  o: { userAgent: string; aliases: Record<string, string>; maxPerIp: number | undefined; hostRules: WatchedHostRules | undefined },
+): ReturnType<typeof schedulerService> {
+  const { userAgent, aliases, maxPerIp, hostRules } = o;
+  const explicitAgent = (flags.userAgent as string | undefined) ?? env('MEGURI_USER_AGENT');
+  return schedulerService(
+    {
+      ...file,
+      userAgent: explicitAgent ?? file.userAgent ?? userAgent,
+      ...(flags.minInterval !== undefined ? { minIntervalMs: Math.round((flags.minInterval as number) * 1000) } : env('MEGURI_MIN_INTERVAL_MS') ? { minIntervalMs: Number(env('MEGURI_MIN_INTERVAL_MS')) } : {}),
+      ...(flags.maxDepth !== undefined ? { maxDepth: flags.maxDepth as number } : {}),
+      ...scopeSetting(flags, file),
+      ...(Object.keys(aliases).length > 0 ? { aliases: { ...file.aliases, ...aliases } } : {}),
+      ...(maxPerIp !== undefined || flags.maxPerHost !== undefined
+        ? { politeness: { ...file.politeness, ...(maxPerIp !== undefined ? { maxPerIp } : {}), ...(flags.maxPerHost !== undefined ? { maxPerHost: flags.maxPerHost as number } : {}) } }
+        : {}),
+      // Fetchers run as separate processes here: learn each host's IP before its first request so
+      // the per-IP cap sees every request (a settings file may turn it off).
+      learnAddressFirst: file.learnAddressFirst ?? true,
+      // Sitemaps are read unless the settings file says `"sitemaps": false` (as `meguri crawl --no-sitemaps`).
+      sitemaps: flags.sitemaps === false ? false : (file.sitemaps ?? true),
+    },
+    hostRules ? { hostRules } : {},
+  );
+}
+
 export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser', flags: Record<string, unknown>): Promise<void> {
   const config = loadRuntimeConfig({
     ...(flags.kafka ? { kafkaBrokers: flags.kafka, transport: 'kafka' } : {}),
@@ -63,23 +125,9 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
     ...(flags.fsync ? { fsync: true } : {}),
   });
   // Checked before anything is opened: a bad value stops the process with the variable named.
-  const allowFromEnv = env('MEGURI_ALLOW_ADDRESS')?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
-  for (const range of allowFromEnv) {
-    try {
-      parseCidr(range);
-    } catch (err) {
-      throw new ConfigError(`MEGURI_ALLOW_ADDRESS: ${(err as Error).message}`);
-    }
-  }
+  const allowFromEnv = allowAddressesFromEnv();
   const logger = createLogger({ name: `meguri-${name}`, level: config.logLevel });
-  // Per-host rules, watched while the scheduler runs; a bad file stops it here with the key named.
-  const hostRulesFile = name === 'scheduler' ? ((flags.hostRules as string | undefined) ?? env('MEGURI_HOST_RULES')) : undefined;
-  let hostRules: WatchedHostRules | undefined;
-  try {
-    hostRules = hostRulesFile ? watchHostRules(hostRulesFile, logger) : undefined;
-  } catch (err) {
-    throw new ConfigError((err as Error).message);
-  }
+  const hostRules = name === 'scheduler' ? hostRulesOf(flags, logger) : undefined;
   // Pods leave topics to the operator (`meguri topics create`, Strimzi KafkaTopics) unless told
   // otherwise; then with the cluster's replication (default 3 copies, 2 in sync), never fewer.
   const createTopics = config.transport === 'embedded' || config.createTopics;
@@ -109,37 +157,10 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
   let closeExtra = async (): Promise<void> => {};
   const file = name === 'parser' ? {} : readSchedulerConfig((flags.schedulerConfig as string | undefined) ?? env('MEGURI_SCHEDULER_CONFIG'));
   const maxPerIp = maxPerIpSetting(flags, file);
-  // Server aliases, one file for the scheduler and the parsers (--alias-file or MEGURI_ALIAS_FILE).
-  const aliasFile = (flags.aliasFile as string | undefined) ?? env('MEGURI_ALIAS_FILE');
-  let aliases: Record<string, string> = {};
-  try {
-    aliases = aliasFile ? Object.fromEntries(parseAliasFile(readFileSync(aliasFile, 'utf8'), `alias file ${aliasFile}`)) : {};
-  } catch (err) {
-    throw new ConfigError((err as Error).message);
-  }
+  const aliases = aliasesOf(flags);
   const parserAliases = new Map(Object.entries({ ...file.aliases, ...aliases }));
   if (name === 'scheduler') {
-    // Precedence: flags, then MEGURI_* variables, then the settings file, then defaults.
-    const explicitAgent = (flags.userAgent as string | undefined) ?? env('MEGURI_USER_AGENT');
-    service = new StreamService(
-      schedulerService({
-        ...file,
-        userAgent: explicitAgent ?? file.userAgent ?? userAgent,
-        ...(flags.minInterval !== undefined ? { minIntervalMs: Math.round((flags.minInterval as number) * 1000) } : env('MEGURI_MIN_INTERVAL_MS') ? { minIntervalMs: Number(env('MEGURI_MIN_INTERVAL_MS')) } : {}),
-        ...(flags.maxDepth !== undefined ? { maxDepth: flags.maxDepth as number } : {}),
-        ...scopeSetting(flags, file),
-        ...(Object.keys(aliases).length > 0 ? { aliases: { ...file.aliases, ...aliases } } : {}),
-        ...(maxPerIp !== undefined || flags.maxPerHost !== undefined
-          ? { politeness: { ...file.politeness, ...(maxPerIp !== undefined ? { maxPerIp } : {}), ...(flags.maxPerHost !== undefined ? { maxPerHost: flags.maxPerHost as number } : {}) } }
-          : {}),
-        // Fetchers run as separate processes here: learn each host's IP before its first request so
-        // the per-IP cap sees every request (a settings file may turn it off).
-        learnAddressFirst: file.learnAddressFirst ?? true,
-        // Sitemaps are read unless the settings file says `"sitemaps": false` (as `meguri crawl --no-sitemaps`).
-        sitemaps: flags.sitemaps === false ? false : (file.sitemaps ?? true),
-      }, hostRules ? { hostRules } : {}),
-      common,
-    ) as StreamService<unknown>;
+    service = new StreamService(schedulerDefinition(flags, file, { userAgent, aliases, maxPerIp, hostRules }), common) as StreamService<unknown>;
   } else if (name === 'fetcher') {
     const timeoutS = (flags.timeout as number | undefined) ?? (env('MEGURI_FETCH_TIMEOUT_S') ? Number(env('MEGURI_FETCH_TIMEOUT_S')) : undefined);
     if (timeoutS !== undefined && !(timeoutS > 0)) throw new ConfigError(`fetch timeout must be a number of seconds > 0, got ${timeoutS}`);
