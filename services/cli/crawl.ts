@@ -178,6 +178,45 @@ class SharedBudget implements FetchBudget {
   }
 }
 
+/** The crawl's figures so far, from the scheduler's progress. */
+function snapshotOf(progress: CrawlProgress, started: number): CrawlSnapshot {
+  const t = progress.totals();
+  const elapsedS = (Date.now() - started) / 1000;
+  return {
+    pagesFetched: t.pagesFetched,
+    uniqueUrlsFetched: t.uniqueUrlsFetched,
+    duplicateFetches: t.duplicateFetches,
+    robotsDisallowedSkipped: t.robotsDisallowedSkipped,
+    errors: t.errors,
+    bytes: t.bytes,
+    hosts: t.hosts,
+    queued: t.queued,
+    waitingOnParkedHosts: t.parked,
+    inflight: t.inflight,
+    urlsKnown: t.urlsKnown,
+    elapsedS: Math.round(elapsedS * 1000) / 1000,
+    pagesPerS: elapsedS > 0 ? Math.round((t.pagesFetched / elapsedS) * 10) / 10 : 0,
+  };
+}
+
+/** Records the services dead-lettered, and each service's commits with their mean time. */
+async function serviceCounts(services: readonly Pick<StreamService<unknown>, 'name' | 'metrics'>[]): Promise<{ deadletters: number; commits: Record<string, { count: number; meanMs: number }> }> {
+  let deadletters = 0;
+  for (const s of services) for (const v of (await s.metrics.deadletters.get()).values) deadletters += v.value;
+  // Each service's commits (a transaction each for the scheduler and parser on Kafka) and their mean time.
+  const commits: Record<string, { count: number; meanMs: number }> = {};
+  for (const s of services) {
+    let count = 0;
+    let sum = 0;
+    for (const v of (await s.metrics.commitSeconds.get()).values) {
+      if (v.metricName?.endsWith('_count')) count += v.value;
+      else if (v.metricName?.endsWith('_sum')) sum += v.value;
+    }
+    commits[s.name] = { count, meanMs: count > 0 ? Math.round((sum / count) * 10_000) / 10 : 0 };
+  }
+  return { deadletters, commits };
+}
+
 export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? systemClock;
@@ -215,25 +254,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
     new StreamService(parserDef, common),
   ];
   const started = Date.now();
-  const snapshot = (): CrawlSnapshot => {
-    const t = progress.totals();
-    const elapsedS = (Date.now() - started) / 1000;
-    return {
-      pagesFetched: t.pagesFetched,
-      uniqueUrlsFetched: t.uniqueUrlsFetched,
-      duplicateFetches: t.duplicateFetches,
-      robotsDisallowedSkipped: t.robotsDisallowedSkipped,
-      errors: t.errors,
-      bytes: t.bytes,
-      hosts: t.hosts,
-      queued: t.queued,
-      waitingOnParkedHosts: t.parked,
-      inflight: t.inflight,
-      urlsKnown: t.urlsKnown,
-      elapsedS: Math.round(elapsedS * 1000) / 1000,
-      pagesPerS: elapsedS > 0 ? Math.round((t.pagesFetched / elapsedS) * 10) / 10 : 0,
-    };
-  };
+  const snapshot = (): CrawlSnapshot => snapshotOf(progress, started);
   let stoppedBecause: CrawlSummary['stoppedBecause'] = 'signal';
   let detach: (() => Promise<void>) | undefined;
   try {
@@ -287,19 +308,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
     await transport.close();
   }
   const t = progress.totals();
-  let deadletters = 0;
-  for (const s of services) for (const v of (await s.metrics.deadletters.get()).values) deadletters += v.value;
-  // Each service's commits (a transaction each for the scheduler and parser on Kafka) and their mean time.
-  const commits: Record<string, { count: number; meanMs: number }> = {};
-  for (const s of services) {
-    let count = 0;
-    let sum = 0;
-    for (const v of (await s.metrics.commitSeconds.get()).values) {
-      if (v.metricName?.endsWith('_count')) count += v.value;
-      else if (v.metricName?.endsWith('_sum')) sum += v.value;
-    }
-    commits[s.name] = { count, meanMs: count > 0 ? Math.round((sum / count) * 10_000) / 10 : 0 };
-  }
+  const { deadletters, commits } = await serviceCounts(services);
   const discovery =
     options.scheduler?.mode === 'discovery'
       ? { externalServers: t.externalServers ?? 0, sampleSkipped: t.sampleSkipped ?? 0, perDepth: depthRows(t.pagesByDepth ?? [], t.serversByDepth ?? []) }
