@@ -41,7 +41,8 @@ export function contribution(state: RevisitState | undefined, base: RateGrid): F
   const p = posterior(state, base);
   const out = new Float64Array(POOL_BINS);
   const n = p.length;
-  for (let k = 0; k < n; k++) out[binOf(k, n)]! += p[k]!;
+  const { bin } = binsOf(n);
+  for (let k = 0; k < n; k++) out[bin[k]!]! += p[k]!;
   return out;
 }
 
@@ -83,18 +84,35 @@ export function pooledGrid(pool: readonly number[] | undefined, base: RateGrid, 
   }
   if (!(n >= opts.minPages)) return undefined;
   const points = base.rates.length;
+  const { bin, perBin } = binsOf(points);
   const baseShare = Math.max(opts.floor, opts.pseudoPages / (n + opts.pseudoPages));
-  // Grid points per bin (the last bin may hold more when points is not a multiple of POOL_BINS).
-  const perBin = new Float64Array(POOL_BINS);
-  for (let k = 0; k < points; k++) perBin[binOf(k, points)]! += 1;
+  // One value per bin: 12 logarithms, not one per grid point.
+  const logBin = new Float64Array(POOL_BINS);
+  for (let b = 0; b < POOL_BINS; b++) logBin[b] = Math.log(((1 - baseShare) * hist[b]!) / n / perBin[b]! + baseShare / points);
   const logPrior = new Float64Array(points);
-  for (let k = 0; k < points; k++) {
-    const b = binOf(k, points);
-    logPrior[k] = Math.log(((1 - baseShare) * hist[b]!) / n / perBin[b]! + baseShare / points);
-  }
+  for (let k = 0; k < points; k++) logPrior[k] = logBin[bin[k]!]!;
   return { rates: base.rates, logPrior };
 }
 
-function binOf(k: number, points: number): number {
-  return Math.min(POOL_BINS - 1, Math.floor((k * POOL_BINS) / points));
+interface Bins {
+  /** bin of each grid point */
+  bin: Uint8Array;
+  /** grid points per bin (the last may hold more when points is not a multiple of POOL_BINS) */
+  perBin: Float64Array;
+}
+
+const binCache = new Map<number, Bins>();
+
+function binsOf(points: number): Bins {
+  let hit = binCache.get(points);
+  if (hit) return hit;
+  const bin = new Uint8Array(points);
+  const perBin = new Float64Array(POOL_BINS);
+  for (let k = 0; k < points; k++) {
+    bin[k] = Math.min(POOL_BINS - 1, Math.floor((k * POOL_BINS) / points));
+    perBin[bin[k]!]! += 1;
+  }
+  hit = { bin, perBin };
+  binCache.set(points, hit);
+  return hit;
 }
