@@ -49,94 +49,123 @@ function topicDataOf(parts) {
   return [...byTopic].map(([topic, partitions]) => ({ topic, partitions }));
 }
 
-/**
- * @param {{ logger: object, cluster: object, partitioner: Function, eosManager: object, retrier: Function }} deps as kafkajs's messageProducer passes them
- */
-function createSendMessages({ logger, cluster, partitioner, eosManager, retrier }) {
-  const { errors, staleMetadata, serializeResponse } = kafkajsModules();
-
-  /** Errors after which kafkajs refreshes its metadata before trying again. */
-  const needsMetadata = (e) =>
+/** Errors after which kafkajs refreshes its metadata before trying again. */
+function needsMetadata(staleMetadata, e) {
+  return (
     staleMetadata(e) ||
     e.name === 'KafkaJSMetadataNotLoaded' ||
     e.name === 'KafkaJSConnectionError' ||
     e.name === 'KafkaJSConnectionClosedError' ||
-    (e.name === 'KafkaJSProtocolError' && e.retriable);
+    (e.name === 'KafkaJSProtocolError' && e.retriable)
+  );
+}
 
-  /** Every partition of the send with its messages. Done once: a retry must not move a message. */
-  function partitionsOf(topicMessages) {
-    const parts = [];
-    for (const { topic, messages } of topicMessages) {
-      const partitionMetadata = cluster.findTopicPartitionMetadata(topic);
-      if (partitionMetadata.length === 0) {
-        logger.debug('Producing to topic without metadata', { topic, targetTopics: Array.from(cluster.targetTopics ?? []) });
-        throw new errors.KafkaJSMetadataNotLoaded('Producing to topic without metadata');
-      }
-      const groups = groupMessagesPerPartition({ topic, partitionMetadata, messages, partitioner });
-      for (const partition of Object.keys(groups)) parts.push({ topic, partition, messages: groups[partition], acknowledged: false });
+/** Every partition of the send with its messages. Done once: a retry must not move a message. */
+function partitionsOf({ cluster, logger, partitioner, errors }, topicMessages) {
+  const parts = [];
+  for (const { topic, messages } of topicMessages) {
+    const partitionMetadata = cluster.findTopicPartitionMetadata(topic);
+    if (partitionMetadata.length === 0) {
+      logger.debug('Producing to topic without metadata', { topic, targetTopics: Array.from(cluster.targetTopics ?? []) });
+      throw new errors.KafkaJSMetadataNotLoaded('Producing to topic without metadata');
     }
-    return parts;
+    const groups = groupMessagesPerPartition({ topic, partitionMetadata, messages, partitioner });
+    for (const partition of Object.keys(groups)) parts.push({ topic, partition, messages: groups[partition], acknowledged: false });
   }
+  return parts;
+}
 
-  /** The partitions to send, one request per broker that leads some of them now. */
-  async function requestsFor(parts) {
-    const perNode = new Map();
-    const perTopic = new Map();
-    for (const part of parts) {
-      if (!perTopic.has(part.topic)) perTopic.set(part.topic, []);
-      perTopic.get(part.topic).push(part);
+/** The partitions to send, one request per broker that leads some of them now. */
+async function requestsFor({ cluster, errors }, parts) {
+  const perNode = new Map();
+  const perTopic = new Map();
+  for (const part of parts) {
+    if (!perTopic.has(part.topic)) perTopic.set(part.topic, []);
+    perTopic.get(part.topic).push(part);
+  }
+  for (const [topic, topicParts] of perTopic) {
+    const leaders = cluster.findLeaderForPartitions(topic, topicParts.map((p) => p.partition));
+    const leaderOf = new Map();
+    for (const nodeId of Object.keys(leaders)) for (const partition of leaders[nodeId]) leaderOf.set(String(partition), nodeId);
+    for (const part of topicParts) {
+      const nodeId = leaderOf.get(String(part.partition));
+      // kafkajs left a partition missing from its metadata out of the request and reported success.
+      if (nodeId === undefined) throw new errors.KafkaJSMetadataNotLoaded(`No leader known for partition ${part.partition} of topic ${topic}`);
+      if (!perNode.has(nodeId)) perNode.set(nodeId, []);
+      perNode.get(nodeId).push(part);
     }
-    for (const [topic, topicParts] of perTopic) {
-      const leaders = cluster.findLeaderForPartitions(topic, topicParts.map((p) => p.partition));
-      const leaderOf = new Map();
-      for (const nodeId of Object.keys(leaders)) for (const partition of leaders[nodeId]) leaderOf.set(String(partition), nodeId);
-      for (const part of topicParts) {
-        const nodeId = leaderOf.get(String(part.partition));
-        // kafkajs left a partition missing from its metadata out of the request and reported success.
-        if (nodeId === undefined) throw new errors.KafkaJSMetadataNotLoaded(`No leader known for partition ${part.partition} of topic ${topic}`);
-        if (!perNode.has(nodeId)) perNode.set(nodeId, []);
-        perNode.get(nodeId).push(part);
+  }
+  const requests = [];
+  for (const [nodeId, nodeParts] of perNode) requests.push({ broker: await cluster.findBroker({ nodeId }), parts: nodeParts });
+  return requests;
+}
+
+/** One produce request; its partitions are acknowledged when it succeeds, its sequence numbers given back when not. */
+async function produce({ eosManager, serializeResponse }, broker, parts, { acks, timeout, compression }) {
+  await eosManager.acquireBrokerLock(broker);
+  try {
+    const topicData = topicDataOf(parts);
+    for (const { topic, partitions } of topicData) {
+      for (const entry of partitions) {
+        entry.firstSequence = eosManager.getSequence(topic, entry.partition);
+        eosManager.updateSequence(topic, entry.partition, entry.messages.length);
       }
     }
-    const requests = [];
-    for (const [nodeId, nodeParts] of perNode) requests.push({ broker: await cluster.findBroker({ nodeId }), parts: nodeParts });
-    return requests;
-  }
-
-  /** One produce request; its partitions are acknowledged when it succeeds, its sequence numbers given back when not. */
-  async function produce(broker, parts, { acks, timeout, compression }) {
-    await eosManager.acquireBrokerLock(broker);
+    let response;
     try {
-      const topicData = topicDataOf(parts);
+      response = await broker.produce({
+        transactionalId: eosManager.isTransactional() ? eosManager.getTransactionalId() : undefined,
+        producerId: eosManager.getProducerId(),
+        producerEpoch: eosManager.getProducerEpoch(),
+        acks,
+        timeout,
+        compression,
+        topicData,
+      });
+    } catch (e) {
       for (const { topic, partitions } of topicData) {
-        for (const entry of partitions) {
-          entry.firstSequence = eosManager.getSequence(topic, entry.partition);
-          eosManager.updateSequence(topic, entry.partition, entry.messages.length);
-        }
+        for (const entry of partitions) eosManager.updateSequence(topic, entry.partition, -entry.messages.length);
       }
-      let response;
-      try {
-        response = await broker.produce({
-          transactionalId: eosManager.isTransactional() ? eosManager.getTransactionalId() : undefined,
-          producerId: eosManager.getProducerId(),
-          producerEpoch: eosManager.getProducerEpoch(),
-          acks,
-          timeout,
-          compression,
-          topicData,
-        });
-      } catch (e) {
-        for (const { topic, partitions } of topicData) {
-          for (const entry of partitions) eosManager.updateSequence(topic, entry.partition, -entry.messages.length);
-        }
-        throw e;
-      }
-      for (const part of parts) part.acknowledged = true;
-      return acks !== 0 ? serializeResponse(response) : [];
-    } finally {
-      await eosManager.releaseBrokerLock(broker);
+      throw e;
     }
+    for (const part of parts) part.acknowledged = true;
+    return acks !== 0 ? serializeResponse(response) : [];
+  } finally {
+    await eosManager.releaseBrokerLock(broker);
   }
+}
+
+/**
+ * After an attempt with failures, once nothing of it is in flight: reconnect or refresh metadata as
+ * kafkajs would, then throw to retry, or bail on an error that retrying cannot cure.
+ */
+async function afterFailures({ cluster, logger, staleMetadata }, failures, bail, retryCount, retryTime) {
+  for (const e of failures) {
+    if (e.name === 'KafkaJSConnectionClosedError') cluster.removeBroker({ host: e.host, port: e.port });
+  }
+  // The error kafkajs would decide on: one that retrying cannot cure ends the send.
+  const e = failures.find((f) => !f.retriable) ?? failures[0];
+  if (!cluster.isConnected()) {
+    logger.debug(`Cluster has disconnected, reconnecting: ${e.message}`, { retryCount, retryTime });
+    await cluster.connect();
+    await cluster.refreshMetadata();
+    throw e;
+  }
+  if (e.retriable && failures.some((f) => needsMetadata(staleMetadata, f))) {
+    logger.error(`Failed to send messages: ${e.message}`, { retryCount, retryTime });
+    await cluster.refreshMetadata();
+    throw e;
+  }
+  logger.error(`${e.message}`, { retryCount, retryTime });
+  if (e.retriable) throw e;
+  bail(e);
+}
+
+/**
+ * @param {{ logger: object, cluster: object, partitioner: Function, eosManager: object, retrier: Function }} deps as kafkajs's messageProducer passes them
+ */
+function createSendMessages({ logger, cluster, partitioner, eosManager, retrier }) {
+  const deps = { logger, cluster, partitioner, eosManager, ...kafkajsModules() };
 
   return async function sendMessages({ acks, timeout, compression, topicMessages }) {
     let parts;
@@ -147,13 +176,13 @@ function createSendMessages({ logger, cluster, partitioner, eosManager, retrier 
       let failures;
       try {
         await cluster.refreshMetadataIfNecessary();
-        parts ??= partitionsOf(topicMessages);
+        parts ??= partitionsOf(deps, topicMessages);
         const pending = parts.filter((p) => !p.acknowledged);
         // One AddPartitionsToTxn for the whole send, answered before any record goes out.
         if (pending.length > 0 && eosManager.isTransactional()) await eosManager.addPartitionsToTransaction(topicDataOf(pending));
-        const requests = await requestsFor(pending);
+        const requests = await requestsFor(deps, pending);
         // Every request settles before anything is decided: none may still be in flight on a retry.
-        const settled = await Promise.allSettled(requests.map(({ broker, parts }) => produce(broker, parts, { acks, timeout, compression })));
+        const settled = await Promise.allSettled(requests.map(({ broker, parts }) => produce(deps, broker, parts, { acks, timeout, compression })));
         failures = [];
         for (const result of settled) {
           if (result.status === 'fulfilled') responses.push(...result.value);
@@ -163,26 +192,7 @@ function createSendMessages({ logger, cluster, partitioner, eosManager, retrier 
       } catch (e) {
         failures = [e];
       }
-
-      for (const e of failures) {
-        if (e.name === 'KafkaJSConnectionClosedError') cluster.removeBroker({ host: e.host, port: e.port });
-      }
-      // The error kafkajs would decide on: one that retrying cannot cure ends the send.
-      const e = failures.find((f) => !f.retriable) ?? failures[0];
-      if (!cluster.isConnected()) {
-        logger.debug(`Cluster has disconnected, reconnecting: ${e.message}`, { retryCount, retryTime });
-        await cluster.connect();
-        await cluster.refreshMetadata();
-        throw e;
-      }
-      if (e.retriable && failures.some(needsMetadata)) {
-        logger.error(`Failed to send messages: ${e.message}`, { retryCount, retryTime });
-        await cluster.refreshMetadata();
-        throw e;
-      }
-      logger.error(`${e.message}`, { retryCount, retryTime });
-      if (e.retriable) throw e;
-      bail(e);
+      return afterFailures(deps, failures, bail, retryCount, retryTime);
     });
   };
 }
