@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { version, httpUrl, epochMs, validators, recordPointer, errorCode, TEXT_MD5, TEXT_FINGERPRINT, PAGE_TITLE } from './common.ts';
 import { fetchReason, redirectHop, MAX_REDIRECT_HOPS } from './frontier.ts';
-import { mainText } from './text.ts';
+import { mainText, textHashes } from './text.ts';
 
 /** Out-links listed on an outcome at most (a page with more still sends every link). */
 export const MAX_OUT_LINKS = 2000;
@@ -139,6 +139,7 @@ export const outcomeLink = z.object({
   lang: z.string().regex(/^[a-z]{2,3}$/).optional().describe("Language of the page's main text (ISO 639-1), else as declared by <html lang> or Content-Language."),
   offLanguage: z.boolean().optional().describe('The page is not in one of --languages: kept and reported, its links not followed.'),
   text: mainText.optional(),
+  textHashes: textHashes.optional(),
   document: z
     .object({
       kind: z.enum(['sitemap', 'feed']),

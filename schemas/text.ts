@@ -37,6 +37,22 @@ export const mainText = z
   .describe("For an `ok` HTML page: its main text, so consumers need not decode the HTML.");
 export type MainText = z.infer<typeof mainText>;
 
+/** Which fetched pages' outcomes carry their main text (`--main-text`); the others carry `textHashes`. */
+export const MAIN_TEXT_MODES = ['revisits', 'all'] as const;
+export type MainTextMode = (typeof MAIN_TEXT_MODES)[number];
+
+export const textHashes = z
+  .object({
+    hashes: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]*$/)
+      .max(DIFF_PARAGRAPHS * 3)
+      .describe(`18-bit hashes (3 base64url characters each) of the first ${DIFF_PARAGRAPHS} paragraphs of the main text, as \`text\` would have carried them.`),
+    paragraphCount: count.describe('Paragraphs of the whole main text.'),
+  })
+  .describe("For an `ok` HTML page whose outcome does not carry `text` (a first fetch, unless the parser runs with `--main-text all`): its paragraphs' hashes, so the page's next `changed` record can say what changed.");
+export type TextHashes = z.infer<typeof textHashes>;
+
 export const textDiff = z
   .object({
     paragraphs: count.describe("Paragraphs of the new version's main text."),

@@ -50,6 +50,7 @@ export interface CrawlFlags {
   feedInterval?: number;
   sitemapInterval?: number;
   languages?: string[];
+  mainText?: 'revisits' | 'all';
   speed?: number;
   scope?: 'host' | 'domain' | 'web';
   hostRules?: string;
@@ -107,6 +108,7 @@ export function addCrawlFlags(cmd: Command, defaults: { minInterval: number; dns
     .option('--daily-file <file>', 'file with one top-page URL per line, re-read every --daily-interval; links new on them are fetched first')
     .option('--daily-interval <duration>', 're-read interval of --daily-file pages (default 24h)', duration)
     .option('--languages <codes>', 'language focus, e.g. ja,en: pages in other languages are kept and reported, their links not followed', languageList)
+    .addOption(new Option('--main-text <which>', 'outcomes on `links` that carry the page\'s main text: revisits (where changes are quoted; others carry paragraph hashes) or all (about a fifth slower); default revisits').choices(['revisits', 'all']))
     .option('--speed <n>', 'simulated webs only (requires --dns static): the crawl runs on a clock n times faster than wall time; its intervals, estimator and event times are that clock\'s', positiveNumber)
     .addOption(new Option('--scope <mode>', `${SCOPE_HELP} (default domain)`).choices(['host', 'domain', 'web']))
     .addOption(new Option('--revisit-goal <goal>', 'what revisits optimise: freshness (share of time copies are up to date) or versions (distinct versions per fetch); default freshness').choices(['freshness', 'versions']))
@@ -207,6 +209,7 @@ export function crawlOptions(m: CrawlModules, urls: string[], flags: CrawlFlags,
     seeds,
     ...(sources.length > 0 ? { sources } : {}),
     ...(flags.languages !== undefined ? { languages: flags.languages } : {}),
+    ...(flags.mainText !== undefined ? { mainText: flags.mainText } : {}),
     dataDir: flags.data,
     replication: { ...chosen.replication, capToBrokers: !chosen.explicit },
     fsync: flags.fsync === true || env.fsync,

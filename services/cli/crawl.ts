@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { SCHEMA_VERSION } from '../../schemas/index.ts';
 import type { SeedLink, SourceKind } from '../../schemas/index.ts';
+import type { MainTextMode } from '../../schemas/text.ts';
 import { StreamService, createTransport, silentLogger, systemClock } from '../runtime/index.ts';
 import type { Clock, Logger, OutRecord, TopicReplication, Transport } from '../runtime/index.ts';
 import { schedulerService, CrawlProgress, hostKey } from '../scheduler/service.ts';
@@ -32,6 +33,8 @@ export interface CrawlOptions {
   readonly sources?: readonly SourceSeed[];
   /** Language focus: links of pages in other languages are not followed. */
   readonly languages?: readonly string[];
+  /** Which outcomes carry the main text (parser, `--main-text`; default revisits). */
+  readonly mainText?: MainTextMode;
   readonly dataDir: string;
   readonly kafkaBrokers?: readonly string[];
   readonly topicPrefix?: string;
@@ -247,6 +250,7 @@ export async function runCrawl(options: CrawlOptions): Promise<CrawlSummary> {
     ...stripParams,
     ...(aliases.size > 0 ? { aliases } : {}),
     ...(options.languages && options.languages.length > 0 ? { languages: options.languages } : {}),
+    ...(options.mainText !== undefined ? { mainText: options.mainText } : {}),
   });
   const services = [
     new StreamService(schedulerService(options.scheduler ?? {}, { progress, ...(budget ? { budget } : {}), ...(options.hostRules ? { hostRules: options.hostRules } : {}) }), common),

@@ -179,11 +179,14 @@ export async function runServiceCommand(name: 'scheduler' | 'fetcher' | 'parser'
     // Language focus (as `meguri crawl --languages`): MEGURI_LANGUAGES=ja,en.
     const languagesEnv = env('MEGURI_LANGUAGES');
     const languages = languagesEnv !== undefined && languagesEnv.trim() !== '' ? [...parseLanguageList(languagesEnv)] : undefined;
+    const mainText = env('MEGURI_MAIN_TEXT');
+    if (mainText !== undefined && mainText !== 'revisits' && mainText !== 'all') throw new ConfigError(`invalid configuration:\n  MEGURI_MAIN_TEXT: must be revisits or all, got ${JSON.stringify(mainText)}`);
     const definition = parserService({
       workers: Number(env('MEGURI_PARSER_WORKERS') ?? 0),
       ...(stripParams !== undefined ? { stripParams: paramFilter(stripParams) } : {}),
       ...(parserAliases.size > 0 ? { aliases: parserAliases } : {}),
       ...(languages !== undefined ? { languages } : {}),
+      ...(mainText !== undefined ? { mainText } : {}),
     });
     service = new StreamService(definition, common) as StreamService<unknown>;
     closeExtra = () => definition.close();

@@ -55,7 +55,8 @@ import { hostOf, isDynamicUrl, normalizeUrl, sameAuthority, siteOf } from '../co
 import { pageLanguage } from './language.ts';
 import { sourceRecords } from './sources.ts';
 import { robotsBody } from '../common/robots-body.ts';
-import { boundText, splitParagraphs } from '../common/text-diff.ts';
+import { boundText, packParagraphHashes, splitParagraphs } from '../common/text-diff.ts';
+import type { MainTextMode } from '../../schemas/text.ts';
 
 export interface RecordPointer {
   topic: string;
@@ -66,6 +67,12 @@ export interface RecordPointer {
 export interface OutcomeOptions extends ExtractOptions {
   /** Language focus (`--languages ja,en`): links of pages in other languages are not followed. */
   languages?: readonly string[];
+  /**
+   * Outcomes that carry the main text (`--main-text`): `revisits` (default), where a change can be
+   * reported and quoted, or `all`. Others carry only its paragraph hashes (`textHashes`): the text
+   * of every page made a 20,000-page crawl ~22 % slower and its peak RSS ~100 MiB larger.
+   */
+  mainText?: MainTextMode;
 }
 
 export interface PageRecords {
@@ -268,7 +275,12 @@ export function pageToRecords(page: PageRecord, pointer?: RecordPointer, opts: O
   // The main text as paragraphs, bounded (text-diff.ts): consumers read it without the HTML, and
   // the scheduler diffs it against the version it last reported.
   const paragraphs = splitParagraphs(ex.text, ex.breaks ?? []);
-  if (paragraphs.length > 0) outcome.text = boundText(paragraphs);
+  if (paragraphs.length > 0) {
+    // The hashes are those of the text as an outcome would carry it, so a revisit's text compares.
+    const text = boundText(paragraphs);
+    if (opts.mainText === 'all' || page.request.reason === 'revisit') outcome.text = text;
+    else outcome.textHashes = { hashes: packParagraphHashes(text.paragraphs), paragraphCount: text.paragraphCount ?? text.paragraphs.length };
+  }
   if (ex.title !== null && ex.title !== '') outcome.title = ex.title;
   outcome.noindex = noindex;
   const language = pageLanguage(ex.text, ex.lang, page.headers['content-language']);

@@ -6,14 +6,19 @@
  * quotes come from the outcome, removed ones are named by position.
  */
 import type { ChangeRecord, OutcomeLink } from '../../schemas/index.ts';
-import { DIFF_PARAGRAPHS, diffParagraphs, packParagraphHashes, unpackParagraphHashes } from '../common/text-diff.ts';
+import { DIFF_PARAGRAPHS, HASH_CHARS, diffParagraphs, packParagraphHashes, unpackParagraphHashes } from '../common/text-diff.ts';
 import type { UrlState } from './state.ts';
 
 type Hashes = Pick<UrlState, 'tp' | 'tn'>;
 
-/** The stored hashes of the version an outcome carries (none when it carries no text). */
-function hashesOf(text: OutcomeLink['text']): Hashes {
-  if (text === undefined || text.paragraphs.length === 0) return {};
+/** The stored hashes of the version an outcome carries: from its text, else its `textHashes` (none without either). */
+function hashesOf(outcome: OutcomeLink): Hashes {
+  const text = outcome.text;
+  if (text === undefined || text.paragraphs.length === 0) {
+    const h = outcome.textHashes;
+    if (h === undefined || h.hashes === '') return {};
+    return h.paragraphCount > h.hashes.length / HASH_CHARS ? { tp: h.hashes, tn: h.paragraphCount } : { tp: h.hashes };
+  }
   const tp = packParagraphHashes(text.paragraphs);
   const total = text.paragraphCount ?? text.paragraphs.length;
   return total > Math.min(DIFF_PARAGRAPHS, text.paragraphs.length) ? { tp, tn: total } : { tp };
@@ -28,7 +33,7 @@ export function textChange(outcome: OutcomeLink, previous: UrlState | undefined,
   delete next.tp;
   delete next.tn;
   if (kind === 'gone') return {};
-  Object.assign(next, hashesOf(outcome.text));
+  Object.assign(next, hashesOf(outcome));
   const text = outcome.text;
   if (kind !== 'changed' || previous?.tp === undefined || text === undefined || next.tp === undefined) return {};
   const diff = diffParagraphs({
@@ -48,5 +53,5 @@ export function textChange(outcome: OutcomeLink, previous: UrlState | undefined,
 export function keptHashes(u: UrlState | undefined, outcome: OutcomeLink, revisit: boolean): Hashes {
   if (u?.tp !== undefined) return u.tn !== undefined ? { tp: u.tp, tn: u.tn } : { tp: u.tp };
   if (!revisit || u?.f === undefined || outcome.result !== 'ok') return {};
-  return hashesOf(outcome.text);
+  return hashesOf(outcome);
 }

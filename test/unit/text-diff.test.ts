@@ -46,14 +46,31 @@ describe('main text as paragraphs', () => {
     assert.deepEqual(paragraphsOf('<html><body><nav><p>only</p><p>menus</p></nav></body></html>'), ['only', 'menus']);
   });
 
-  it('an outcome carries them, within its schema', () => {
-    const page = fetchedPage('http://t.test/a', '<html><body><p>One.</p><p>Two.</p></body></html>', 'text/html', 'new');
-    const { outcome } = pageToRecords(page);
+  it("a revisit's outcome carries them, a first fetch's their hashes (all of them carry text with mainText 'all'), within the schema", () => {
+    const html = '<html><body><p>One.</p><p>Two.</p></body></html>';
+    const { outcome } = pageToRecords(fetchedPage('http://t.test/a', html, 'text/html', 'revisit'));
     assert.deepEqual(outcome.text, { paragraphs: ['One.', 'Two.'] });
+    assert.equal(outcome.textHashes, undefined);
     outcomeLink.parse(outcome);
+    const first = pageToRecords(fetchedPage('http://t.test/a', html, 'text/html', 'new')).outcome;
+    assert.equal(first.text, undefined);
+    assert.deepEqual(first.textHashes, { hashes: packParagraphHashes(['One.', 'Two.']), paragraphCount: 2 });
+    outcomeLink.parse(first);
+    assert.deepEqual(pageToRecords(fetchedPage('http://t.test/a', html, 'text/html', 'new'), undefined, { mainText: 'all' }).outcome.text, { paragraphs: ['One.', 'Two.'] });
     // Not for a page that is not HTML, nor one without text.
-    assert.equal(pageToRecords(fetchedPage('http://t.test/b', 'a,b', 'text/csv', 'new')).outcome.text, undefined);
-    assert.equal(pageToRecords(fetchedPage('http://t.test/c', '<html><body></body></html>', 'text/html', 'new')).outcome.text, undefined);
+    for (const reason of ['new', 'revisit'] as const) {
+      const csv = pageToRecords(fetchedPage('http://t.test/b', 'a,b', 'text/csv', reason)).outcome;
+      const empty = pageToRecords(fetchedPage('http://t.test/c', '<html><body></body></html>', 'text/html', reason)).outcome;
+      assert.equal(csv.text ?? csv.textHashes ?? empty.text ?? empty.textHashes, undefined);
+    }
+  });
+
+  it("a first fetch's hashes are those of the text a revisit carries, long paragraphs and long pages included", () => {
+    const body = `<html><body>${Array.from({ length: 90 }, (_, i) => `<p>Paragraph ${i} ${'z'.repeat(i === 3 ? PARAGRAPH_CHARS + 100 : 40)}</p>`).join('')}</body></html>`;
+    const first = pageToRecords(fetchedPage('http://t.test/l', body, 'text/html', 'new')).outcome;
+    const again = pageToRecords(fetchedPage('http://t.test/l', body, 'text/html', 'revisit')).outcome;
+    assert.equal(first.textHashes?.hashes, packParagraphHashes(again.text!.paragraphs));
+    assert.equal(first.textHashes?.paragraphCount, 90);
   });
 });
 
@@ -77,7 +94,7 @@ describe('bounds', () => {
 
   it('bounds the outcome of a page whose main text is larger than the bound, and the links topic’s guard cuts it further', () => {
     const body = `<html><body>${Array.from({ length: 1200 }, (_, i) => `<p>Paragraph ${i} ${'ü\u0001'.repeat(60)}</p>`).join('')}</body></html>`;
-    const { outcome } = pageToRecords(fetchedPage('http://t.test/big', body, 'text/html; charset=utf-8', 'new'));
+    const { outcome } = pageToRecords(fetchedPage('http://t.test/big', body, 'text/html; charset=utf-8', 'revisit'));
     outcomeLink.parse(outcome);
     assert.equal(outcome.text?.truncated, true);
     assert.equal(outcome.text?.paragraphCount, 1200);
