@@ -24,6 +24,8 @@ export { DIFF_PARAGRAPHS, DIFF_SHOWN, PARAGRAPH_CHARS, REMOVED_POSITIONS, SHOWN_
 export const HASH_CHARS = 3;
 
 const WS = /\s+/g;
+/** A run of two whitespace characters, or one that is not a plain space: what collapsing would change. */
+const UNCOLLAPSED = /\s\s|[^\S ]/;
 
 /** Cuts `s` at `max` UTF-16 code units without splitting a surrogate pair. */
 export function cutChars(s: string, max: number): string {
@@ -38,7 +40,10 @@ export function splitParagraphs(text: string, breaks: readonly number[]): string
   let from = 0;
   const take = (to: number): void => {
     if (to <= from) return;
-    const p = text.slice(from, to).replace(WS, ' ').trim();
+    // Trimmed first, then collapsed only where needed (the same string, as trim and \s take the same
+    // characters): most paragraphs need no replace, which took as long as the whole extraction.
+    let p = text.slice(from, to).trim();
+    if (UNCOLLAPSED.test(p)) p = p.replace(WS, ' ');
     if (p !== '') out.push(p);
     from = to;
   };

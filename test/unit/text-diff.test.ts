@@ -180,3 +180,27 @@ describe('diff of two versions', () => {
     assert.deepEqual(unpackParagraphHashes(packParagraphHashes(['a', 'b'])), [paragraphHash('a'), paragraphHash('b')]);
   });
 });
+
+describe('paragraph whitespace', () => {
+  it('collapses every kind of whitespace as one replace-and-trim would, on random texts', () => {
+    const pieces = ['a', 'bc', ' ', '  ', '\n', '\t', '\u00a0', '\u3000', '\u2028', 'x y', 'é', ' \n '];
+    let seed = 7;
+    const rand = (n: number): number => ((seed = (seed * 1103515245 + 12345) >>> 0) % n);
+    for (let round = 0; round < 500; round++) {
+      let text = '';
+      const breaks: number[] = [];
+      for (let i = rand(40); i >= 0; i--) {
+        text += pieces[rand(pieces.length)];
+        if (rand(5) === 0) breaks.push(text.length);
+      }
+      const expected: string[] = [];
+      let from = 0;
+      for (const to of [...breaks, text.length]) {
+        const p = text.slice(from, to).replace(/\s+/g, ' ').trim();
+        if (to > from && p !== '') expected.push(p);
+        from = Math.max(from, to);
+      }
+      assert.deepEqual(splitParagraphs(text, breaks), expected, JSON.stringify({ text, breaks }));
+    }
+  });
+});
