@@ -13,6 +13,7 @@
  *  - freshness: share of page-time that the crawler's copy was current (1 − staleness / window),
  *  - meanAgeS: time-averaged age, t − (first unseen change) while stale, averaged over pages.
  */
+import { mulberry32 } from '../common/random.ts';
 import {
   DAY_S,
   DEFAULT_REVISIT_OPTIONS,
@@ -74,17 +75,8 @@ export interface PolicyResult {
   fixedIntervalS?: number;
 }
 
-/** mulberry32: small, fast, good enough for simulation. */
-export function mulberry32(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (services/common/random.ts), re-exported for the revisit benches and tests. */
+export { mulberry32 };
 
 function mix(a: number, b: number): number {
   let h = Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(b + 0x7f4a7c15, 0xc2b2ae35);
