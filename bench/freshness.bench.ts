@@ -134,7 +134,8 @@ function score(r: ChangingCrawl): Row[] {
   const m = (pages: PageTruth[]): Freshness => measureFreshness(pages, from, end);
   return [
     row('one fixed interval', m(fixed.pages)),
-    row('meguri, default settings', meguri),
+    // The settings the crawl ran with: the defaults but for the goal or allocation given.
+    row(`meguri, ${goal || allocation ? [goal && `revisit goal ${goal}`, allocation && `allocation ${allocation}`].filter(Boolean).join(', ') : 'default settings'}`, meguri),
     row('proportional, rates known', m(prop.pages)),
     row('freshness-optimal, rates known', m(optimal.pages)),
   ];

@@ -206,6 +206,18 @@ wait_ready() {
   return "$rc"
 }
 
+# ", N s CPU": the CPU time a JVM has used so far (user + system, from /proc), or nothing.
+cpu_used() {
+  local -a stat
+  local ticks hz
+  [[ -r /proc/$1/stat ]] || return 0
+  hz=$(getconf CLK_TCK 2>/dev/null) || hz=100
+  read -r -a stat <"/proc/$1/stat" 2>/dev/null || return 0
+  # Fields 14 and 15 (utime, stime) in clock ticks; the command name ("java") has no space.
+  ticks=$((stat[13] + stat[14]))
+  printf ', %d.%d s CPU' $((ticks / hz)) $((ticks % hz * 10 / hz))
+}
+
 # signal_and_wait <TERM|KILL> <nodeId...>: signals the given nodes' brokers at
 # once (SIGTERM is a controlled shutdown each) and waits until all are gone;
 # SIGKILL for any still there after STOP_TIMEOUT. Removes their pid files.
@@ -219,7 +231,7 @@ signal_and_wait() {
     if pid=$(running_pid); then
       pids[$id]=$pid
       signalled+=("$id")
-      if ((NODES == 1)); then what="broker pid $pid"; else what="node $id (pid $pid)"; fi
+      if ((NODES == 1)); then what="broker pid $pid$(cpu_used "$pid")"; else what="node $id (pid $pid$(cpu_used "$pid"))"; fi
       if [[ $sig == TERM ]]; then log "stopping $what"; else log "killing $what"; fi
       kill "-$sig" "$pid" 2>/dev/null || true
     elif ((NODES == 1)); then
