@@ -37,7 +37,7 @@ export function addCrawlCommands(program: Command): void {
   addCrawlFlags(
     program
       .command('demo')
-      .description('Start a simulated web on 127.0.0.1 and crawl it live, fully offline.')
+      .description('Start a simulated web on 127.0.0.1 and crawl it live, fully offline: names resolve only through a static map. Every crawl flag applies, but --dns is always static and --until-idle is on unless --max-pages is given.')
       .option('--hosts <n>', 'simulated hosts', int('--hosts', 1), 20)
       .option('--pages <n>', 'pages per host', int('--pages', 1), 40)
       .option('--web-seed <n>', 'seed of the simulated web graph', int('--web-seed', 0), 1)
@@ -46,7 +46,7 @@ export function addCrawlCommands(program: Command): void {
       .option('--ips <list>', 'loopback addresses the simulated hosts are spread over, comma-separated (default 127.0.0.1)', paramNames)
       .option('--duplicates <share>', 'share of leaf pages that are exact copies of one notice page (default 0)', share('--duplicates'))
       .option('--shift-jis <share>', 'share of leaf pages in Japanese, Shift_JIS encoded (default 0)', share('--shift-jis')),
-    { minInterval: 0.1, dns: 'static', data: '' },
+    { minInterval: 0.1, dns: 'static', data: '', dataHelp: 'a new temporary directory' },
   ).action(async (flags: CrawlFlags & { hosts: number; pages: number; webSeed: number; changing?: boolean; duration?: number; ips?: string[]; duplicates?: number; shiftJis?: number }, cmd: Command) => {
     const m = await loadCrawlModules();
     if (flags.changing) {

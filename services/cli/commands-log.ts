@@ -64,7 +64,7 @@ export function addAnalyzeCommand(program: Command): void {
     program
       .command('analyze')
       .description("Re-analyse a crawl's pages (Muraoka et al., Akamine et al.): host-rank, distributions, duplicates, site-profile HOST..., geo. Bounded memory (a scratch RocksDB); text, --json, --out DIR for CSV + SVG.")
-      .addArgument(new Command().createArgument('<job>', JOBS.join(' | ')).choices([...JOBS]))
+      .addArgument(new Command().createArgument('<job>', 'the analysis to run').choices([...JOBS]))
       .argument('[hosts...]', 'site-profile: the sites to profile (default: the 5 with most pages)'),
   )
     .option('--since <time>', 'pages fetched at or after this time (ISO 8601 or epoch ms; default: the beginning)')

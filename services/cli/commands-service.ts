@@ -13,7 +13,7 @@ export function addServiceCommands(program: Command): void {
   program
     .command('run')
     .description('Run one service against Kafka (what a pod runs). Configuration from MEGURI_* environment variables and flags.')
-    .addArgument(new Command().createArgument('<service>', 'scheduler | fetcher | parser | warc | dashboard').choices(['scheduler', 'fetcher', 'parser', 'warc', 'dashboard']))
+    .addArgument(new Command().createArgument('<service>', 'the service this process runs').choices(['scheduler', 'fetcher', 'parser', 'warc', 'dashboard']))
     .option('--kafka <brokers>', 'Kafka bootstrap servers (or MEGURI_KAFKA_BROKERS)')
     .option('--data <dir>', 'state directory (or MEGURI_DATA_DIR)')
     .option('--topic-prefix <prefix>', 'topic prefix (or MEGURI_TOPIC_PREFIX)')

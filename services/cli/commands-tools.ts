@@ -97,7 +97,7 @@ export function addConfigCommand(program: Command): void {
   program
     .command('config')
     .description('Print the settings of a service with their defaults, as JSON (a starting point for --scheduler-config).')
-    .addArgument(new Command().createArgument('<service>', 'scheduler').choices(['scheduler']))
+    .addArgument(new Command().createArgument('<service>', 'the service whose settings are printed').choices(['scheduler']))
     .action(async () => {
       const { schedulerDefaults } = await import('../scheduler/options.ts');
       console.log(JSON.stringify(schedulerDefaults(), null, 2));

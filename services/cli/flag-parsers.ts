@@ -101,10 +101,10 @@ export function readAliases(file: string | undefined, { parseAliasFile }: typeof
   return Object.fromEntries(parseAliasFile(text, `alias file ${file}`));
 }
 
-export const HOST_RULES_HELP = 'JSON per-host rules ({"example.org": {"block": true}, "*.shop.example": {"maxPages": 1000}}: block, minIntervalS, maxPages, maxDepth, userAgent), read again when the file changes or on SIGHUP';
+export const HOST_RULES_HELP = 'JSON rules per host or *.domain ({"example.org": {"block": true}, "*.shop.example": {"maxPages": 1000}}: block, minIntervalS, maxPages, maxPerHost, maxDepth, judgeTraps, userAgent), read again when the file changes or on SIGHUP; a bad file is refused at start with the key named';
 export const SCOPE_HELP = "which links are followed: host: the seeds' host names; domain: the seeds' registrable domains and their subdomains; web: every link within --max-depth";
-export const INCLUDE_HELP = 'queue only discovered URLs matching this regular expression (on the normalised URL; repeatable: any may match)';
-export const EXCLUDE_HELP = 'never queue discovered URLs matching this regular expression (repeatable; exclude wins over include)';
+export const INCLUDE_HELP = 'queue only discovered URLs matching this JavaScript regular expression (on the normalised URL; repeatable: any may match)';
+export const EXCLUDE_HELP = 'never queue discovered URLs matching this regular expression (repeatable; exclude wins over include; seeds are always taken)';
 
 export function collectCidr(v: string, prev: string[]): string[] {
   try {

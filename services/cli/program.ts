@@ -1,8 +1,9 @@
 /**
  * The `meguri` commands and their flags (main.ts runs them). Every command has --help; errors print
  * a clear message and a non-zero exit code. Long-running commands log JSON (pino) to stderr and keep
- * stdout for results. The commands are defined by group in commands-*.ts; docs/cli.md mentions every
- * flag defined there (test/unit/reference-docs.test.ts).
+ * stdout for results. The commands are defined by group in commands-*.ts; docs/cli.md's usage lines
+ * and flag tables are generated from them (cli-reference.ts, `npm run docs:generate`), so their help
+ * texts are the reference (test/unit/reference-docs.test.ts fails when the doc is stale).
  */
 import { Command } from 'commander';
 // Each group of commands is defined in its own module; none of them loads a crawler until its

@@ -3,6 +3,8 @@
  * it holds. scripts/generate-docs.ts writes them; a test checks they are current.
  */
 import { environmentTable } from './environment.ts';
+import { commandReferences } from './cli-reference.ts';
+import { buildProgram } from './program.ts';
 
 export interface GeneratedDoc {
   /** The doc, relative to the repository root. */
@@ -12,8 +14,15 @@ export interface GeneratedDoc {
   readonly lines: readonly string[];
 }
 
+/**
+ * The environment table of docs/configuration.md, and in docs/cli.md one block per command (named
+ * `cli <command>`, e.g. `cli stats hosts`) with its usage, description, arguments and flags.
+ */
 export function generatedDocs(): GeneratedDoc[] {
-  return [{ path: 'docs/configuration.md', block: 'environment', lines: environmentTable() }];
+  return [
+    { path: 'docs/configuration.md', block: 'environment', lines: environmentTable() },
+    ...commandReferences(buildProgram()).map((ref) => ({ path: 'docs/cli.md', block: `cli ${ref.path}`, lines: ref.lines })),
+  ];
 }
 
 function markers(doc: GeneratedDoc): { begin: string; end: string } {
@@ -27,7 +36,7 @@ function markers(doc: GeneratedDoc): { begin: string; end: string } {
 export function withGenerated(text: string, doc: GeneratedDoc): string {
   const { begin, end } = markers(doc);
   const from = text.indexOf(begin);
-  const to = text.indexOf(end);
+  const to = text.indexOf(end, from);
   if (from < 0 || to < from) throw new Error(`${doc.path} has no "${doc.block}" markers (${begin} … ${end})`);
   return `${text.slice(0, from)}${begin}\n${doc.lines.join('\n')}\n${text.slice(to)}`;
 }

@@ -1,15 +1,16 @@
 /**
- * The reference docs cannot drift from the code: the generated blocks are current, every
- * environment variable the sources read is in the generated table, and every flag each command
- * defines is in docs/cli.md.
+ * The reference docs cannot drift from the code: the generated blocks are current (the environment
+ * table, and every command's usage and flags in docs/cli.md), every environment variable the sources
+ * read is in the generated table, and every flag each command defines is in docs/cli.md.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { generatedDocs, withGenerated } from '../../services/cli/reference-docs.ts';
+import { commandLines, commandReferences } from '../../services/cli/cli-reference.ts';
 import { environmentVariables } from '../../services/cli/environment.ts';
 import { buildProgram } from '../../services/cli/program.ts';
 
@@ -57,4 +58,49 @@ test('every flag of every command is in docs/cli.md', () => {
   walk(program, 'meguri');
   assert.ok(program.commands.length >= 10);
   assert.deepEqual(missing, [], 'flags the CLI defines that docs/cli.md does not mention');
+});
+
+test('every command of the CLI has its generated block in docs/cli.md', () => {
+  const program = buildProgram();
+  const blocks = new Set(generatedDocs().filter((doc) => doc.path === 'docs/cli.md').map((doc) => doc.block));
+  const paths = commandReferences(program).map((ref) => ref.path);
+  // Groups that only hold commands have none of their own; every command that runs has one.
+  for (const path of ['crawl', 'demo', 'run', 'seed', 'tail', 'replay', 'analyze', 'export warc', 'parse', 'topics create', 'topics describe', 'simulate', 'config', 'stats hosts', 'stats crawl', 'robots check']) {
+    assert.ok(paths.includes(path), `no reference for meguri ${path}`);
+  }
+  assert.ok(!paths.includes('topics') && !paths.includes('help'));
+  for (const path of paths) assert.ok(blocks.has(`cli ${path}`), `cli ${path} is not a generated block`);
+});
+
+test('a command reference is the help text laid out as markdown', () => {
+  const program = new Command('meguri');
+  const cmd = program
+    .command('try')
+    .description('Try <things> out.')
+    .argument('<mode...>', 'a | b')
+    .requiredOption('--url <url>', 'where')
+    .option('--data <dir>', 'data directory', '.data')
+    .option('--list <x>', 'repeatable', (v: string, prev: string[]) => [...prev, v], [])
+    .addOption(new Option('--dns <mode>', 'static or *system*; `a|b` stays code').choices(['static', 'system']).default('system'))
+    .addOption(new Option('--tmp <dir>', 'scratch').default('', 'a new temporary directory'))
+    .addOption(new Option('--secret').hideHelp());
+  program.command('hidden', { hidden: true });
+  assert.deepEqual(commandLines(cmd, 'try'), [
+    '`meguri try [options] <mode...>`',
+    '',
+    'Try \\<things> out.',
+    '',
+    '| argument | meaning |',
+    '|---|---|',
+    '| `<mode...>` | a \\| b |',
+    '',
+    '| flag | default | meaning |',
+    '|---|---|---|',
+    '| `--url <url>` | required | where |',
+    '| `--data <dir>` | `".data"` | data directory |',
+    '| `--list <x>` |  | repeatable |',
+    '| `--dns <mode>` | `"system"` | static or \\*system\\*; `a\\|b` stays code (choices: `static`, `system`) |',
+    '| `--tmp <dir>` | a new temporary directory | scratch |',
+  ]);
+  assert.deepEqual(commandReferences(program).map((ref) => ref.path), ['try']);
 });
