@@ -18,14 +18,14 @@ import { failedRevisit, trackChange } from './revisits.ts';
 import { keptHashes } from './change-diff.ts';
 import { learnedAlias } from '../common/aliases.ts';
 import { agentFor, noteScore, releaseIp, ruleFor, schedule, trackParked } from './partition.ts';
-import type { Partition } from './partition.ts';
+import type { OutcomeHost, Partition } from './partition.ts';
 import { registerSitemaps, sourceOutcome } from './sources.ts';
 
 /** robots.txt outcomes that end a host's queue: no request to it can ever be made. */
 const UNREACHABLE_HOST_CODES: ReadonlySet<string> = new Set(['MEGURI_ERR_DNS', 'MEGURI_ERR_FORBIDDEN_ADDRESS']);
 
-export async function onOutcome(p: Partition, outcome: OutcomeLink, ctx: ProcessorContext): Promise<void> {
-  const host = hostKey(outcome.url);
+/** An outcome of a request to `host` (hostKey(outcome.url), found once for the batch it came in). */
+export async function onOutcome(p: Partition, outcome: OutcomeLink, host: string, ctx: ProcessorContext): Promise<void> {
   const state = (await p.hosts.get(host)) as HostState | undefined;
   const now = ctx.now();
   const inflight = state ? takeInFlight(state, outcome.requestId) : undefined;
@@ -55,7 +55,7 @@ export async function onOutcome(p: Partition, outcome: OutcomeLink, ctx: Process
   } else {
     const before = { L: state.pol?.L ?? 0, overloaded: state.ov !== undefined };
     countRedirectOutcome(p.stats, outcome);
-    await applyPageOutcome(p, outcome, state, now, ctx);
+    await applyPageOutcome(p, outcome, { name: host, state }, now, ctx);
     publishLoad(p, host, state, before);
   }
   // The politeness policy decides when the host may be asked again (docs/politeness.md). Its
@@ -126,14 +126,14 @@ function applyRobots(p: Partition, host: string, state: HostState, outcome: Outc
   p.matchers.set(host, { agent, matcher });
 }
 
-async function applyPageOutcome(p: Partition, outcome: OutcomeLink, state: HostState, now: number, ctx: ProcessorContext): Promise<void> {
+async function applyPageOutcome(p: Partition, outcome: OutcomeLink, at: OutcomeHost, now: number, ctx: ProcessorContext): Promise<void> {
+  const { name: host, state } = at;
   const u = await p.urls.get(outcome.url);
   const first = !u || u.f === undefined;
   // The server could not answer this time (429, 5xx, a timeout, a reset): a new page is asked for
   // again after the host's back-off or Retry-After, a bounded number of times, before it counts
   // as an error. Known pages need no retry: their next revisit is one.
   if (first && u && (u.t ?? 0) < p.options.pageRetries && isHostFailure(outcome, p.politeness)) {
-    const host = hostKey(outcome.url);
     const q = queueKey(host, queueScore(u.s, u.rc), p.stats.seq++);
     p.queues.add(host, q, outcome.url, undefined, state.queued);
     p.urls.put(outcome.url, { ...u, st: 'queued', q, t: (u.t ?? 0) + 1 });
@@ -149,20 +149,20 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, state: HostS
   if (alias !== undefined && state.al !== alias) {
     state.al = alias;
     p.stats.aliasesLearned = (p.stats.aliasesLearned ?? 0) + 1;
-    ctx.logger.info({ host: hostKey(outcome.url), canonical: alias }, 'host learned as an alias: its links move to the canonical host');
+    ctx.logger.info({ host, canonical: alias }, 'host learned as an alias: its links move to the canonical host');
   }
   if (first && p.options.mode === 'discovery') p.stats.pagesByDepth = countAtDepth(p.stats.pagesByDepth, u?.d ?? 0);
   // A sitemap or feed is not a page of its site: no page count, no template verdict, no change events.
   const document = u?.k === 'sitemap' || u?.k === 'feed';
   // A distinct page of its site: a new URL that got an answer from the server (Muraoka et al.'s cap).
   if (first && !document && outcome.result !== 'error') {
-    await p.sites.count(siteCapKey(hostKey(outcome.url), p.politeness, siteOf));
+    await p.sites.count(siteCapKey(host, p.politeness, siteOf));
     state.pg = (state.pg ?? 0) + 1;
   }
   if (outcome.offLanguage) p.stats.offLanguage = (p.stats.offLanguage ?? 0) + 1;
   if (first && !document && outcome.result === 'ok' && outcome.fingerprint) {
     const threshold = p.options.changeHammingThreshold;
-    if (await p.templates.firstFetch(hostKey(outcome.url), outcome.url, outcome.fingerprint, (a, b) => hammingDistance(a, b) <= threshold)) {
+    if (await p.templates.firstFetch(host, outcome.url, outcome.fingerprint, (a, b) => hammingDistance(a, b) <= threshold)) {
       ctx.logger.info({ url: outcome.url }, 'URL template serves the same page under every URL and keeps producing new ones: a trap, no more of it is fetched');
     }
   }
@@ -193,7 +193,7 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, state: HostS
     ...(u?.a !== undefined ? { a: u.a } : {}),
     ...keptHashes(u, outcome, p.options.revisit),
   };
-  if (p.options.revisit && !document) trackChange(p, outcome, u, next, first, now, ctx, state);
+  if (p.options.revisit && !document) trackChange(p, outcome, u, next, first, now, ctx, at);
   // Sources are read again on their own schedule (a daily page's overrides the estimator's).
   if (next.k) await sourceOutcome(p, outcome, next, now);
   p.urls.put(outcome.url, next);
@@ -202,14 +202,14 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, state: HostS
     p.queueStore.put(outLinksKey(outcome.url), encodeOutLinks(outcome.outLinks, outcome.url));
   }
   // A same-host redirect target is now known too: do not fetch it again as a new URL.
-  if (outcome.finalUrl && outcome.finalUrl !== outcome.url && hostKey(outcome.finalUrl) === hostKey(outcome.url)) {
+  if (outcome.finalUrl && outcome.finalUrl !== outcome.url && hostKey(outcome.finalUrl) === host) {
     const target = await p.urls.get(outcome.finalUrl);
     if (!target) {
       const { r: _r, n: _n, ...known } = next;
       p.urls.put(outcome.finalUrl, known);
       p.stats.urlsKnown++;
     } else if (target.st === 'queued' && target.q) {
-      p.queues.remove(hostKey(outcome.finalUrl), target.q);
+      p.queues.remove(host, target.q);
       state.queued--;
       p.queuedTotal--;
       const { q: _q, ...rest } = target;

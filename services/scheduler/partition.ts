@@ -87,6 +87,12 @@ export interface Partition {
   revisitFloor: string;
 }
 
+/** The host an outcome is about: its key, computed once per outcome, and its state as read for it. */
+export interface OutcomeHost {
+  readonly name: string;
+  readonly state: HostState;
+}
+
 /** The floor of a partition that has not swept yet: the start of the long-term queue. */
 export const INITIAL_REVISIT_FLOOR = REVISIT_PREFIX;
 

@@ -12,12 +12,11 @@
  *
  * This class only routes: records and timers go to the concern modules — discovery.ts (seeds and
  * links), outcomes.ts (fetch results), dispatch.ts (requests), revisits.ts (change tracking and the
- * long-term queue), lost.ts (requests without an outcome) — all functions over one Partition record.
+ * long-term queue), lost.ts (requests without an outcome), batch-prefetch.ts (a batch's reads, made
+ * at once) — all functions over one Partition record.
  */
 import type { Processor, ProcessorContext, InputRecord } from '../runtime/index.ts';
-import { NOT_IN_MEMORY } from '../runtime/index.ts';
-import type { LinksRecord, UnbundledLinksRecord } from '../../schemas/index.ts';
-import { linksOf } from '../common/link-bundles.ts';
+import type { LinksRecord } from '../../schemas/index.ts';
 import type { SchedulerOptions } from './options.ts';
 import { ReadyHeap } from './ready-heap.ts';
 import { QueueCache } from './queue-cache.ts';
@@ -25,19 +24,20 @@ import { SCOPE_PREFIX, STATS_KEY, emptyStats, inFlightOf, queueOrder } from './s
 import { CrawlScope, compileUrlFilter } from './scope.ts';
 import type { HostRulesSource } from './host-rules.ts';
 import { DEFAULT_REVISIT_OPTIONS } from '../revisit/estimator.ts';
-import { hostKeyAfter, paramFilter, siteOf } from '../common/url.ts';
-import { TemplateLedger, templateKey } from './templates.ts';
-import { SITE_PREFIX, SiteLedger } from './site-cap.ts';
+import { paramFilter } from '../common/url.ts';
+import { TemplateLedger } from './templates.ts';
+import { SiteLedger } from './site-cap.ts';
 import type { HostState, PartitionStats, QueueRank, UrlState } from './state.ts';
 import type { CrawlProgress } from './progress.ts';
-import { politenessFromSchedulerOptions, siteCapKey } from './politeness/index.ts';
+import { politenessFromSchedulerOptions } from './politeness/index.ts';
 import { HostLoadBoard } from './load-metrics.ts';
 import { IpSlots } from './ip-slots.ts';
 import { INITIAL_REVISIT_FLOOR, countIp, countParked, hasRoom, report, saveStats, schedule, setDeadline, trackParked } from './partition.ts';
 import type { FetchBudget, Partition } from './partition.ts';
-import { forwardToCanonical, forwardToCanonicalInMemory, onLink, onLinkInMemory, onSeed, passOn, stripTrackingParams } from './discovery.ts';
+import { forwardToCanonical, forwardToCanonicalInMemory, onLink, onLinkInMemory, onSeed, passOn } from './discovery.ts';
 import { dispatch } from './dispatch.ts';
 import { onOutcome } from './outcomes.ts';
+import { gatherBatch } from './batch-prefetch.ts';
 import { sweepRevisits } from './revisits.ts';
 import { sweepLost } from './lost.ts';
 
@@ -144,56 +144,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
 
   async process(records: readonly InputRecord<LinksRecord>[], ctx: ProcessorContext): Promise<void> {
     const p = this.p;
-    // Bundles unpacked into their links: values[i] came in origins[i] (for its headers) and is
-    // keyed by hostKeys[i]. Parallel arrays rather than a record object per link, made at their size.
-    let count = 0;
-    for (const r of records) count += r.value.type === 'links' ? r.value.targets.length : 1;
-    const values = new Array<UnbundledLinksRecord>(count);
-    const origins = new Array<InputRecord<LinksRecord>>(count);
-    const hostKeys = new Array<string>(count);
-    // One RocksDB round trip for every URL and host this batch touches, instead of one per record;
-    // nothing to gather for stores that hold every key in memory (a new crawl).
-    const urls: string[] | undefined = p.urls.knownCompletely ? undefined : [];
-    const hosts: Set<string> | undefined = p.hosts.knownCompletely && p.queueStore.knownCompletely ? undefined : new Set();
-    // A bundle's links share their host: each link's host is found from the one before it.
-    let prevUrl = '';
-    let prevHost = '';
-    let n = 0;
-    for (const r of records) {
-      for (const v of linksOf(r.value)) {
-        stripTrackingParams(p, v);
-        const host = hostKeyAfter(v.url, prevUrl, prevHost);
-        prevUrl = v.url;
-        prevHost = host;
-        values[n] = v;
-        origins[n] = r;
-        hostKeys[n] = host;
-        n++;
-        if (urls !== undefined) {
-          urls.push(v.url);
-          if (v.type === 'outcome' && v.finalUrl) urls.push(v.finalUrl);
-        }
-        hosts?.add(host);
-      }
-    }
-    await Promise.all([urls && p.urls.prefetch(urls), hosts && p.hosts.prefetch(hosts)]);
-    // Template counts are read for new URLs only (most links of a long crawl go to known URLs);
-    // templateKeys[i] keeps the key for the admission below (building one takes microseconds).
-    // While the queue store holds every key in memory (a new crawl) there is nothing to read.
-    let templateKeys: (string | undefined)[] | undefined;
-    if (hosts !== undefined && !p.queueStore.knownCompletely) {
-      templateKeys = new Array<string | undefined>(count);
-      const ledgerKeys: string[] = [];
-      for (let i = 0; i < values.length; i++) {
-        const v = values[i]!;
-        if (v.type === 'outcome' || (v.type === 'link' && v.propagated)) continue;
-        let known = p.urls.peek(v.url);
-        if (known === NOT_IN_MEMORY) known = await p.urls.get(v.url);
-        if (known === undefined) ledgerKeys.push((templateKeys[i] = templateKey(hostKeys[i]!, v.url)));
-      }
-      for (const host of hosts) ledgerKeys.push(SITE_PREFIX + siteCapKey(host, p.politeness, siteOf));
-      await p.queueStore.prefetch(ledgerKeys);
-    }
+    const { values, origins, hostKeys, templateKeys } = await gatherBatch(p, records);
     for (let i = 0; i < values.length; i++) {
       const v = values[i]!;
       const headers = origins[i]!.headers;
@@ -205,7 +156,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
         const handled = onLinkInMemory(p, v, host, ctx, templateKeys?.[i]);
         if (handled === false) await onLink(p, v, ctx);
         else if (handled !== true) await passOn(p, handled, ctx);
-      } else if (v.type === 'outcome') await onOutcome(p, v, ctx);
+      } else if (v.type === 'outcome') await onOutcome(p, v, host, ctx);
       else await onSeed(p, v, ctx);
     }
     await dispatch(p, ctx);

@@ -19,7 +19,7 @@ import { hammingDistance } from '../common/fingerprint.ts';
 import { hostKey } from '../common/url.ts';
 import { applyRemedy, changePageInterval, emptyPoliteness, hostInterval, remedyFor } from './politeness/index.ts';
 import { fileRevisit, hasRoom, hostState, saveStats, schedule } from './partition.ts';
-import type { Partition } from './partition.ts';
+import type { OutcomeHost, Partition } from './partition.ts';
 import { changeFreqMs } from './source-schedule.ts';
 import { textChange } from './change-diff.ts';
 
@@ -198,7 +198,8 @@ export function failedRevisit(p: Partition, url: string, u: UrlState, host: Host
  * and reports `revisits` and `changes` events. A different MD5 whose text fingerprint is within
  * the Hamming threshold is a boilerplate-only change (ads, dates, menus): not a content change.
  */
-export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlState | undefined, next: UrlState, first: boolean, now: number, ctx: ProcessorContext, host: HostState): void {
+export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlState | undefined, next: UrlState, first: boolean, now: number, ctx: ProcessorContext, at: OutcomeHost): void {
+  const host = at.state;
   const nowS = now / 1000;
   let result: RevisitRecord['result'];
   if (outcome.result === 'gone') result = 'gone';
@@ -273,7 +274,7 @@ export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlSta
     // delayed until the schedule fits (the incremental archive crawler paper's remedies).
     const allowedMs = hostInterval(host.pol ?? emptyPoliteness(), p.politeness, host.crawlDelayMs !== undefined ? { crawlDelayMs: host.crawlDelayMs } : {}).ms;
     const remedy = remedyFor(host.pol ?? emptyPoliteness(), allowedMs, p.options.overloadRemedy);
-    if (p.revisitRules.allocation === 'goal') updateHostMultiplier(p, hostKey(outcome.url), host, allowedMs);
+    if (p.revisitRules.allocation === 'goal') updateHostMultiplier(p, at.name, host, allowedMs);
     if (remedy.overloaded) {
       p.stats.overloadedRevisits++;
       host.ov = { a: allowedMs, k: remedy.remedy, f: remedy.factor, d: remedy.delayMs };
