@@ -313,13 +313,11 @@ function queueNew(
   // for; so do sources, feed items and links new on daily pages (fetched at once, Akamine et al.).
   const urgent = isUrgent(source, hints);
   const q = queueKey(host, urgent ? REDIRECT_QUEUE_BOOST + score : queueScore(score, redirect), p.stats.seq++, redirect || urgent ? 0 : round);
-  p.queues.add(host, q, url, undefined, state.queued);
+  p.queues.enqueue(host, state, q, url);
   p.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q, ...(redirect ? { rc: redirect } : {}), ...(startSite !== undefined ? { o: startSite } : {}), ...(source ? { k: source } : {}), ...hintFields(hints) });
   if (redirect) p.stats.redirectTargetsQueued = (p.stats.redirectTargetsQueued ?? 0) + 1;
   countDiscovery(p, hints);
   p.stats.urlsKnown++;
-  state.queued++;
-  p.queuedTotal++;
   p.hosts.put(host, state);
   if (hasRoom(p, host, state)) schedule(p, host, Math.max(state.nextAt, now));
 }

@@ -76,8 +76,7 @@ async function dropBlocked(p: Partition, host: string, state: HostState, now: nu
     }
     p.stats.hostRuleSkipped++;
   }
-  p.queuedTotal -= state.queued;
-  state.queued = 0;
+  p.queues.clearCount(state);
 }
 
 async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): Promise<boolean> {
@@ -151,9 +150,7 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
       return false;
     }
     const urlState = await p.urls.get(head.url);
-    p.queues.remove(host, head.key);
-    state.queued--;
-    p.queuedTotal--;
+    p.queues.dequeue(host, state, head.key);
     if (!urlState || urlState.st !== 'queued') continue;
     if (matcher && !matcher.isAllowed(head.url).allowed) {
       p.urls.put(head.url, { st: 'disallowed', d: urlState.d, c: urlState.c, s: urlState.s });
@@ -200,9 +197,7 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
 
 /** Puts a URL taken off the host's queue back where it was. */
 function requeue(p: Partition, host: string, state: HostState, head: QueueEntry): void {
-  p.queues.add(host, head.key, head.url, head.rank, state.queued);
-  state.queued++;
-  p.queuedTotal++;
+  p.queues.enqueue(host, state, head.key, head.url, head.rank);
   p.hosts.put(host, state);
 }
 
@@ -239,9 +234,7 @@ async function nextFromQueue(p: Partition, host: string, state: HostState): Prom
 async function dropNewAtCap(p: Partition, host: string, state: HostState): Promise<void> {
   for (const { key, url } of await p.queues.all(host)) {
     if (queueKeyIsKnown(host, key)) continue;
-    p.queues.remove(host, key);
-    state.queued--;
-    p.queuedTotal--;
+    p.queues.dequeue(host, state, key);
     const u = await p.urls.get(url);
     if (u && u.st === 'queued' && !u.v) {
       const { q: _q, ...rest } = u;

@@ -8,7 +8,7 @@ import { rulesForFetchResult, toJSON } from './robots/index.ts';
 import { takeInFlight } from './state.ts';
 import type { HostState } from './state.ts';
 import { emitRequest } from './dispatch.ts';
-import { releaseIp, schedule, trackParked } from './partition.ts';
+import { releaseIp, schedule } from './partition.ts';
 import type { Partition } from './partition.ts';
 
 function intervalFor(p: Partition, state: HostState): number {
@@ -18,53 +18,37 @@ function intervalFor(p: Partition, state: HostState): number {
 /** Re-issues requests whose outcome never came. Returns the number of hosts changed. */
 export async function sweepLost(p: Partition, ctx: ProcessorContext): Promise<number> {
   const now = ctx.now();
-  if (now < p.deadlineFloor) return 0;
-  // Re-issued requests set new deadlines while the sweep runs: they lower the floor from here.
-  p.deadlineFloor = Infinity;
-  let earliestLeft = Infinity;
-  let swept = false;
   let changed = 0;
-  try {
-    for (const [requestId, { host, at }] of p.deadlines) {
-      if (at > now) {
-        if (at < earliestLeft) earliestLeft = at;
-        continue;
-      }
-      p.deadlines.delete(requestId);
-      const state = (await p.hosts.get(host)) as HostState | undefined;
-      const lost = state ? takeInFlight(state, requestId) : undefined;
-      if (!state || !lost) continue;
-      releaseIp(p, requestId);
-      changed++;
-      if (lost.attempt < p.options.maxAttempts) {
-        ctx.logger.warn({ host, url: lost.url, attempt: lost.attempt }, 'request lost; re-issuing');
-        const u = lost.kind === 'page' ? await p.urls.get(lost.url) : undefined;
-        emitRequest(p, host, state, lost.url, lost.kind, u ?? { d: 0, c: 0, s: 0 }, lost.attempt + 1, ctx);
-        continue;
-      }
-      ctx.logger.warn({ host, url: lost.url }, 'request lost too often; giving up the URL');
-      p.stats.lost++;
-      state.nextAt = now + intervalFor(p, state);
-      if (lost.kind === 'page') {
-        const u = await p.urls.get(lost.url);
-        if (u) p.urls.put(lost.url, { ...u, st: 'lost' });
-      } else if (lost.kind === 'address') {
-        // No answer about the address: go on without it (the fetcher resolves the name itself).
-        state.ia = now;
-      } else {
-        // robots.txt never answered: treat as unreachable (complete disallow, retry later).
-        state.robots = toJSON(rulesForFetchResult({ error: new Error('robots.txt request lost'), nowMs: now, unreachableSinceMs: state.robotsUnreachableSince ?? null }).rules);
-        state.robotsParked = true;
-        state.robotsDueAt = now + 60_000;
-        trackParked(p, host, state, now);
-      }
-      p.hosts.put(host, state);
-      if (state.queued > 0) schedule(p, host, state.nextAt);
+  await p.deadlines.sweep(now, async (requestId, host) => {
+    const state = (await p.hosts.get(host)) as HostState | undefined;
+    const lost = state ? takeInFlight(state, requestId) : undefined;
+    if (!state || !lost) return;
+    releaseIp(p, requestId);
+    changed++;
+    if (lost.attempt < p.options.maxAttempts) {
+      ctx.logger.warn({ host, url: lost.url, attempt: lost.attempt }, 'request lost; re-issuing');
+      const u = lost.kind === 'page' ? await p.urls.get(lost.url) : undefined;
+      emitRequest(p, host, state, lost.url, lost.kind, u ?? { d: 0, c: 0, s: 0 }, lost.attempt + 1, ctx);
+      return;
     }
-    swept = true;
-  } finally {
-    // A sweep cut short by an error did not see every deadline: the next one scans them all.
-    p.deadlineFloor = swept ? Math.min(p.deadlineFloor, earliestLeft) : -Infinity;
-  }
+    ctx.logger.warn({ host, url: lost.url }, 'request lost too often; giving up the URL');
+    p.stats.lost++;
+    state.nextAt = now + intervalFor(p, state);
+    if (lost.kind === 'page') {
+      const u = await p.urls.get(lost.url);
+      if (u) p.urls.put(lost.url, { ...u, st: 'lost' });
+    } else if (lost.kind === 'address') {
+      // No answer about the address: go on without it (the fetcher resolves the name itself).
+      state.ia = now;
+    } else {
+      // robots.txt never answered: treat as unreachable (complete disallow, retry later).
+      state.robots = toJSON(rulesForFetchResult({ error: new Error('robots.txt request lost'), nowMs: now, unreachableSinceMs: state.robotsUnreachableSince ?? null }).rules);
+      state.robotsParked = true;
+      state.robotsDueAt = now + 60_000;
+      p.parked.track(host, state, now);
+    }
+    p.hosts.put(host, state);
+    if (state.queued > 0) schedule(p, host, state.nextAt);
+  });
   return changed;
 }

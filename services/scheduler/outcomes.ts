@@ -17,7 +17,7 @@ import { countRedirectOutcome, ipBelongsToHost, queueScore } from './redirects.t
 import { failedRevisit, trackChange } from './revisits.ts';
 import { keptHashes } from './change-diff.ts';
 import { learnedAlias } from '../common/aliases.ts';
-import { agentFor, noteScore, releaseIp, ruleFor, schedule, trackParked } from './partition.ts';
+import { agentFor, noteScore, releaseIp, ruleFor, schedule } from './partition.ts';
 import type { OutcomeHost, Partition } from './partition.ts';
 import { registerSitemaps, sourceOutcome } from './sources.ts';
 
@@ -68,7 +68,7 @@ export async function onOutcome(p: Partition, outcome: OutcomeLink, host: string
   // An operator's minimum interval for the host (--host-rules) on top of the policy's.
   const minIntervalS = ruleFor(p, host)?.minIntervalS;
   state.nextAt = minIntervalS !== undefined ? Math.max(next.nextAt, endedAt + minIntervalS * 1000) : next.nextAt;
-  trackParked(p, host, state, now);
+  p.parked.track(host, state, now);
   p.hosts.put(host, state);
   if (state.queued > 0) schedule(p, host, state.robotsParked ? (state.robotsDueAt ?? state.nextAt) : state.nextAt);
 }
@@ -98,8 +98,7 @@ async function dropQueue(p: Partition, host: string, state: HostState, status: '
       p.stats.errors++;
     }
   }
-  p.queuedTotal -= state.queued;
-  state.queued = 0;
+  p.queues.clearCount(state);
 }
 
 function applyRobots(p: Partition, host: string, state: HostState, outcome: OutcomeLink, now: number): void {
@@ -135,10 +134,8 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, at: OutcomeH
   // as an error. Known pages need no retry: their next revisit is one.
   if (first && u && (u.t ?? 0) < p.options.pageRetries && isHostFailure(outcome, p.politeness)) {
     const q = queueKey(host, queueScore(u.s, u.rc), p.stats.seq++);
-    p.queues.add(host, q, outcome.url, undefined, state.queued);
+    p.queues.enqueue(host, state, q, outcome.url);
     p.urls.put(outcome.url, { ...u, st: 'queued', q, t: (u.t ?? 0) + 1 });
-    state.queued++;
-    p.queuedTotal++;
     p.stats.pageRetries = (p.stats.pageRetries ?? 0) + 1;
     return;
   }
@@ -209,9 +206,7 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, at: OutcomeH
       p.urls.put(outcome.finalUrl, known);
       p.stats.urlsKnown++;
     } else if (target.st === 'queued' && target.q) {
-      p.queues.remove(host, target.q);
-      state.queued--;
-      p.queuedTotal--;
+      p.queues.dequeue(host, state, target.q);
       const { q: _q, ...rest } = target;
       p.urls.put(outcome.finalUrl, { ...rest, st: 'done', f: now });
     }

@@ -20,3 +20,39 @@ export function retryWaitUntil(state: Pick<HostState, 'robotsParked' | 'robotsDu
 export function parkedForIdle(state: Pick<HostState, 'robotsParked' | 'robotsDueAt' | 'pol' | 'nextAt'>, now: number, idleParkedMs: number): boolean {
   return retryWaitUntil(state) - now > idleParkedMs;
 }
+
+/**
+ * The partition's parked hosts (parkedForIdle) and the URLs queued on them: work that waits on a
+ * retry, not on the crawl, which `--until-idle` does not wait for. Short waits (the first
+ * robots.txt retry, a brief back-off) are waited for like any other work.
+ */
+export class ParkedHosts {
+  private readonly hosts = new Set<string>();
+  private countedAt = -Infinity;
+  /** URLs queued on parked hosts when last counted (at most once a second). */
+  queued = 0;
+
+  constructor(private readonly idleParkedMs: number) {}
+
+  /** Notes whether the host counts as parked now, after its state changed. */
+  track(host: string, state: HostState, now: number): void {
+    if (parkedForIdle(state, now, this.idleParkedMs)) this.hosts.add(host);
+    else this.hosts.delete(host);
+  }
+
+  /** Counts the URLs queued on parked hosts again, a second after the last count. */
+  async count(now: number, stateOf: (host: string) => Promise<HostState | undefined>): Promise<void> {
+    if (now - this.countedAt < 1000) return;
+    this.countedAt = now;
+    let queued = 0;
+    for (const host of this.hosts) {
+      const state = await stateOf(host);
+      if (!state) this.hosts.delete(host);
+      else {
+        this.track(host, state, now);
+        if (this.hosts.has(host)) queued += state.queued;
+      }
+    }
+    this.queued = queued;
+  }
+}

@@ -13,6 +13,7 @@ import type { QueueCache } from './queue-cache.ts';
 import type { TemplateLedger } from './templates.ts';
 import type { SiteLedger } from './site-cap.ts';
 import type { HostState, PartitionStats, UrlState } from './state.ts';
+import type { Deadlines } from './deadlines.ts';
 import { REVISIT_PREFIX, STATS_KEY, inFlightCount, revisitKey } from './state.ts';
 import type { CrawlProgress } from './progress.ts';
 import type { PolitenessConfig } from './politeness/index.ts';
@@ -22,7 +23,7 @@ import type { IpSlots } from './ip-slots.ts';
 import type { RevisitOptions } from '../revisit/estimator.ts';
 import type { ParamFilter } from '../common/url.ts';
 import { siteOf } from '../common/url.ts';
-import { parkedForIdle } from './parking.ts';
+import type { ParkedHosts } from './parking.ts';
 import type { CrawlScope, UrlFilter } from './scope.ts';
 import type { HostRule, HostRulesSource } from './host-rules.ts';
 
@@ -56,21 +57,12 @@ export interface Partition {
   readonly heap: ReadyHeap;
   /** host → time it is scheduled in the heap (older heap entries are stale). */
   readonly scheduled: Map<string, number>;
-  /** request id → its host and the time the request is considered lost (one entry per request in flight). */
-  readonly deadlines: Map<string, { host: string; at: number }>;
-  /**
-   * No deadline falls before this time (a lower bound: lowered when one is set, raised by a sweep
-   * to the earliest it left), so the sweep every dispatch interval skips the scan of every request
-   * in flight until one may be due.
-   */
-  deadlineFloor: number;
+  /** Each request in flight: its host and the time it counts as lost (deadlines.ts). */
+  readonly deadlines: Deadlines;
   /** host → robots.txt matcher for the agent it was built for */
   readonly matchers: Map<string, { agent: string; matcher: AgentMatcher }>;
-  queuedTotal: number;
   /** Hosts parked (robots.txt unreachable, or failing) and the URLs queued on them, for --until-idle. */
-  readonly parkedHosts: Set<string>;
-  parkedQueued: number;
-  parkedCountedAt: number;
+  readonly parked: ParkedHosts;
   readonly progress: CrawlProgress | undefined;
   readonly budget: FetchBudget | undefined;
   readonly board: HostLoadBoard;
@@ -132,8 +124,7 @@ export function countIp(p: Partition, inflight: { requestId: string; ip?: string
 
 /** A request in flight is lost if no outcome comes by `at` (sweepLost). */
 export function setDeadline(p: Partition, requestId: string, host: string, at: number): void {
-  p.deadlines.set(requestId, { host, at });
-  if (at < p.deadlineFloor) p.deadlineFloor = at;
+  p.deadlines.set(requestId, host, at);
 }
 
 /** The request ended (answered, re-issued or given up): its IP slot frees. */
@@ -170,33 +161,6 @@ function newHostState(p: Partition, url: string): HostState {
   return { queued: 0, fetched: 0, nextAt: 0, scheme: u.protocol === 'https:' ? 'https' : 'http' };
 }
 
-/**
- * Parked for a while: robots.txt unreachable (the whole host disallowed until it answers), parked
- * after repeated failures, or backing off (a Retry-After, an exponential back-off), with the next
- * try more than `idleParkedMs` away (parking.ts). Short waits (the first robots.txt retry, a brief
- * back-off) are waited for like any other work.
- */
-export function trackParked(p: Partition, host: string, state: HostState, now: number): void {
-  if (parkedForIdle(state, now, p.options.idleParkedMs)) p.parkedHosts.add(host);
-  else p.parkedHosts.delete(host);
-}
-
-/** URLs queued on parked hosts: work that waits on a retry, not on the crawl (recounted each second). */
-export async function countParked(p: Partition, now: number): Promise<void> {
-  if (now - p.parkedCountedAt < 1000) return;
-  p.parkedCountedAt = now;
-  let queued = 0;
-  for (const host of p.parkedHosts) {
-    const state = (await p.hosts.get(host)) as HostState | undefined;
-    if (!state) p.parkedHosts.delete(host);
-    else {
-      trackParked(p, host, state, now);
-      if (p.parkedHosts.has(host)) queued += state.queued;
-    }
-  }
-  p.parkedQueued = queued;
-}
-
 /** Keeps the partition's highest score (the α normaliser of revisit selection); returns the score. */
 export function noteScore(p: Partition, score: number): number {
   if (score > (p.stats.maxScore ?? 0)) p.stats.maxScore = score;
@@ -215,7 +179,7 @@ export function siteUnderCapInMemory(p: Partition, host: string): boolean | type
 }
 
 export function report(p: Partition): void {
-  p.progress?.update(p.partition, p.stats, { queued: p.queuedTotal, inflight: p.deadlines.size, parked: p.parkedQueued });
+  p.progress?.update(p.partition, p.stats, { queued: p.queues.total, inflight: p.deadlines.size, parked: p.parked.queued });
 }
 
 export function saveStats(p: Partition): void {

@@ -32,12 +32,14 @@ import type { CrawlProgress } from './progress.ts';
 import { politenessFromSchedulerOptions } from './politeness/index.ts';
 import { HostLoadBoard } from './load-metrics.ts';
 import { IpSlots } from './ip-slots.ts';
-import { INITIAL_REVISIT_FLOOR, countIp, countParked, hasRoom, report, saveStats, schedule, setDeadline, trackParked } from './partition.ts';
+import { INITIAL_REVISIT_FLOOR, countIp, hasRoom, report, saveStats, schedule, setDeadline } from './partition.ts';
 import type { FetchBudget, Partition } from './partition.ts';
 import { forwardToCanonical, forwardToCanonicalInMemory, onLink, onLinkInMemory, onSeed, passOn } from './discovery.ts';
 import { dispatch } from './dispatch.ts';
 import { onOutcome } from './outcomes.ts';
 import { gatherBatch } from './batch-prefetch.ts';
+import { Deadlines } from './deadlines.ts';
+import { ParkedHosts } from './parking.ts';
 import { sweepRevisits } from './revisits.ts';
 import { sweepLost } from './lost.ts';
 
@@ -98,13 +100,9 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       stats: { ...emptyStats(), ...((await hosts.get(STATS_KEY)) as PartitionStats | undefined) },
       heap: new ReadyHeap(),
       scheduled: new Map(),
-      deadlines: new Map(),
-      deadlineFloor: Infinity,
+      deadlines: new Deadlines(),
       matchers: new Map(),
-      queuedTotal: 0,
-      parkedHosts: new Set(),
-      parkedQueued: 0,
-      parkedCountedAt: -Infinity,
+      parked: new ParkedHosts(options.idleParkedMs),
       revisitFloor: INITIAL_REVISIT_FLOOR,
       progress: this.extras.progress,
       budget: this.extras.budget,
@@ -117,8 +115,8 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
     const now = ctx.now();
     for await (const [host, value] of hosts.range({ lt: STATS_KEY })) {
       const state = value as HostState;
-      p.queuedTotal += state.queued;
-      trackParked(p, host, state, now);
+      p.queues.countRestored(state);
+      p.parked.track(host, state, now);
       p.board.load(state.pol?.L ?? 0, state.ov !== undefined);
       for (const inflight of inFlightOf(state)) {
         setDeadline(p, inflight.requestId, host, inflight.issuedAt + options.requestTimeoutMs);
@@ -166,7 +164,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
   private async tick(ctx: ProcessorContext): Promise<void> {
     const p = this.p;
     const dirty = (await sweepLost(p, ctx)) + (await dispatch(p, ctx));
-    await countParked(p, ctx.now());
+    await p.parked.count(ctx.now(), async (host) => (await p.hosts.get(host)) as HostState | undefined);
     if (dirty > 0) saveStats(p);
     report(p);
   }

@@ -115,6 +115,11 @@ function inOrder(queue: HostQueue): Listed[] {
   return [...queue.fresh.slice().sort(compareQueueRanks), ...queue.known.slice().sort(compareQueueRanks)];
 }
 
+/** What the queue counts of a host's state: the URLs waiting in its queue. */
+export interface QueuedCount {
+  queued: number;
+}
+
 export class QueueCache {
   private readonly hosts = new Map<string, HostQueue>();
   private entries = 0;
@@ -184,6 +189,37 @@ export class QueueCache {
    * read back from the store at its next use: a range read that first writes the stores'
    * committed writes to RocksDB, about half a millisecond each time a host's queue starts anew.
    */
+  /**
+   * URLs queued over every host of the partition: the sum of the hosts' `queued` counts, which
+   * change only through enqueue, dequeue, clearCount and countRestored.
+   */
+  total = 0;
+
+  /** Queues `url` under `key` on `host`: its entry, the host's count and the partition's. */
+  enqueue(host: string, state: QueuedCount, key: string, url: string, rank?: QueueRank): void {
+    this.add(host, key, url, rank, state.queued);
+    state.queued++;
+    this.total++;
+  }
+
+  /** Takes the entry under `key` off the host's queue, and one off both counts. */
+  dequeue(host: string, state: QueuedCount, key: string): void {
+    this.remove(host, key);
+    state.queued--;
+    this.total--;
+  }
+
+  /** The host's queue was given up (its entries removed one by one): its count is zero. */
+  clearCount(state: QueuedCount): void {
+    this.total -= state.queued;
+    state.queued = 0;
+  }
+
+  /** A host's stored count, as the partition starts. */
+  countRestored(state: QueuedCount): void {
+    this.total += state.queued;
+  }
+
   add(host: string, key: string, url: string, rank?: QueueRank, entriesBefore?: number): void {
     this.store.put(key, url);
     let queue = this.hosts.get(host);

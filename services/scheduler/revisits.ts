@@ -68,11 +68,9 @@ export async function sweepRevisits(p: Partition, ctx: ProcessorContext): Promis
       continue;
     }
     const q = knownQueueKey(host, u.k !== undefined ? 1 : revisitPriority(p, u, now), p.stats.seq++);
-    p.queues.add(host, q, url, undefined, state.queued);
+    p.queues.enqueue(host, state, q, url);
     const { n: _n, ...rest } = u;
     p.urls.put(url, { ...rest, st: 'queued', q, v: 1 });
-    state.queued++;
-    p.queuedTotal++;
     p.hosts.put(host, state);
     if (hasRoom(p, host, state)) schedule(p, host, Math.max(state.nextAt, now));
   }
