@@ -200,8 +200,9 @@ export function crawlOptions(m: CrawlModules, urls: string[], flags: CrawlFlags,
     ...(flags.dailyFile ? readSeedsFile(flags.dailyFile).map((url) => ({ url, kind: 'daily' as const })) : []),
   ];
   const sourceSettings = {
-    // A discovery crawl looks for servers at the least load (Hoshino et al.): it reads pages, not sitemaps.
-    sitemaps: flags.sitemaps && !discovery,
+    // On unless --no-sitemaps or the settings file says false (a flag's default does not override the
+    // file). A discovery crawl looks for servers at the least load (Hoshino et al.): it reads pages, not sitemaps.
+    sitemaps: (explicit.has('sitemaps') ? flags.sitemaps : (file.sitemaps ?? true)) && !discovery,
     ...(flags.sitemapInterval !== undefined ? { sitemapIntervalMs: flags.sitemapInterval } : {}),
     ...(flags.feedInterval !== undefined ? { feedIntervalMs: flags.feedInterval } : {}),
     ...(flags.dailyInterval !== undefined ? { dailyIntervalMs: flags.dailyInterval } : {}),

@@ -149,7 +149,7 @@ export const schedulerOptionsSchema = z.strictObject({
     .enum(['off', 'form', 'all'])
     .default('off')
     .describe('Query restriction (Hoshino et al.): form: a URL is not followed when its form without the query was seen before; all: no URL with a query is followed.'),
-  sitemaps: z.boolean().default(false).describe("Read each host's sitemaps (robots.txt Sitemap: lines, else /sitemap.xml) and queue what they list (sitemaps.org). The CLI turns it on unless --no-sitemaps."),
+  sitemaps: z.boolean().default(false).describe("Read each host's sitemaps (robots.txt Sitemap: lines, else /sitemap.xml) and queue what they list (sitemaps.org). The CLI turns it on unless --no-sitemaps or a settings file sets it false."),
   sitemapIntervalMs: z.number().int().min(1).default(24 * HOUR).describe('Base re-read interval of a sitemap; adapted to how often it changes, within base/24 to base×7.'),
   feedIntervalMs: z.number().int().min(1).default(24 * HOUR).describe('Base re-read interval of a feed; adapted to the rate of new items, within base/24 to base×7.'),
   dailyIntervalMs: z.number().int().min(1).default(24 * HOUR).describe('Re-read interval of daily pages (--daily-file), whatever the revisit estimator says.'),
