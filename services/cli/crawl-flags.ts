@@ -162,7 +162,9 @@ export function crawlOptions(m: CrawlModules, urls: string[], flags: CrawlFlags,
   const seeds = [...urls, ...(flags.seedsFile ? readSeedsFile(flags.seedsFile) : [])];
   const file = readSchedulerConfig(flags.schedulerConfig);
   const userAgent = flags.userAgent ?? file.userAgent ?? defaultUserAgent(flags.contact);
-  const fromFlag = (name: 'maxDepth' | 'minIntervalMs'): boolean => file[name] === undefined || explicit.has(name === 'maxDepth' ? 'maxDepth' : 'minInterval');
+  // A setting comes from its flag when the file leaves it out or the flag was given: a flag's default never overrides the file.
+  const flagOf = { maxDepth: 'maxDepth', minIntervalMs: 'minInterval', sitemaps: 'sitemaps' } as const;
+  const fromFlag = (name: keyof typeof flagOf): boolean => file[name] === undefined || explicit.has(flagOf[name]);
   const logger = createLogger({ name: 'meguri', level: flags.logLevel as 'warn', destination: 2 });
   // One per-IP cap for the scheduler and the fetcher's own limiter (a flag wins over the file).
   const maxPerIp = flags.maxPerIp ?? file.politeness?.maxPerIp;
@@ -200,9 +202,9 @@ export function crawlOptions(m: CrawlModules, urls: string[], flags: CrawlFlags,
     ...(flags.dailyFile ? readSeedsFile(flags.dailyFile).map((url) => ({ url, kind: 'daily' as const })) : []),
   ];
   const sourceSettings = {
-    // On unless --no-sitemaps or the settings file says false (a flag's default does not override the
-    // file). A discovery crawl looks for servers at the least load (Hoshino et al.): it reads pages, not sitemaps.
-    sitemaps: (explicit.has('sitemaps') ? flags.sitemaps : (file.sitemaps ?? true)) && !discovery,
+    // On unless --no-sitemaps or the settings file says false. A discovery crawl looks for servers at
+    // the least load (Hoshino et al.): it reads pages, not sitemaps.
+    sitemaps: (fromFlag('sitemaps') ? flags.sitemaps : file.sitemaps === true) && !discovery,
     ...(flags.sitemapInterval !== undefined ? { sitemapIntervalMs: flags.sitemapInterval } : {}),
     ...(flags.feedInterval !== undefined ? { feedIntervalMs: flags.feedInterval } : {}),
     ...(flags.dailyInterval !== undefined ? { dailyIntervalMs: flags.dailyInterval } : {}),
