@@ -36,7 +36,7 @@ import type { FrontierRecord, LinksRecord, OutcomeLink } from '../schemas/index.
 import { ManualClock, silentLogger } from '../services/runtime/index.ts';
 import type { InputRecord, ProcessorContext } from '../services/runtime/index.ts';
 import type { BatchOp } from '../services/runtime/rocksdb.ts';
-import { TaskStores } from '../services/runtime/store.ts';
+import { TaskStores } from '../services/runtime/task-stores.ts';
 import { SchedulerProcessor, schedulerOptionsSchema } from '../services/scheduler/service.ts';
 import { REVISIT_PREFIX, STATS_KEY, emptyStats, packRevisit, revisitKey, roundScore } from '../services/scheduler/state.ts';
 import type { HostState, PartitionStats, UrlState } from '../services/scheduler/state.ts';

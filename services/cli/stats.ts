@@ -7,7 +7,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { TaskStores } from '../runtime/store.ts';
+import { TaskStores } from '../runtime/task-stores.ts';
 import { embeddedLogDir, silentLogger } from '../runtime/index.ts';
 import { SharedLog } from '../runtime/embedded/log.ts';
 import { stateKeyPrefix } from '../runtime/embedded/keys.ts';

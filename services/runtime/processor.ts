@@ -8,7 +8,7 @@
  */
 import type { Registry } from 'prom-client';
 import type { Logger } from './logger.ts';
-import type { KeyValueStore } from './store.ts';
+import type { KeyValueStore, StoreCodec } from './store.ts';
 
 /** Records by logical topic name. */
 export type TopicRecordMap = Record<string, unknown>;
@@ -84,6 +84,8 @@ export interface StoreDeclaration {
   /** Changelog on unless disabled: without it a moved partition loses its state. */
   readonly changelog: boolean;
   readonly description?: string;
+  /** How its values are kept on disk, when not as they are (StoreCodec). */
+  readonly codec?: StoreCodec<unknown>;
 }
 
 export interface ServiceDefinition<In, R extends TopicRecordMap = TopicRecordMap> {

@@ -13,7 +13,7 @@ import type { Logger } from './logger.ts';
 import type { ServiceMetrics } from './metrics.ts';
 import type { StoreDeclaration } from './processor.ts';
 import type { KeyValueStore } from './store.ts';
-import { TaskStores } from './store.ts';
+import { TaskStores } from './task-stores.ts';
 import type { OutRecord, RecordMetadata, Transport } from './transport.ts';
 import type { BatchOp } from './rocksdb.ts';
 import { ServiceDefinitionError } from './errors.ts';
@@ -59,15 +59,14 @@ export class StateManager {
   /** Opens the stores and brings each changelogged one to the end of its changelog partition. */
   async openAndRestore(): Promise<void> {
     const s = this.s;
-    const names = s.stores.map((d) => d.name);
     const inline = s.transport.inlineState?.(s.groupId, s.partition);
     if (inline === undefined) {
-      this.stores = await TaskStores.open(s.dataDir, s.groupId, s.partition, names);
+      this.stores = await TaskStores.open(s.dataDir, s.groupId, s.partition, s.stores);
       for (const spec of s.stores) if (spec.changelog) await this.restore(spec.name);
       await this.stores.noteEmptyStores();
       return;
     }
-    this.stores = TaskStores.inline(inline.db, inline.keyPrefix, names);
+    this.stores = TaskStores.inline(inline.db, inline.keyPrefix, s.stores);
     this.inline = true;
     let adopted = false;
     for (const spec of s.stores) if (spec.changelog) adopted = (await this.adoptChangelog(spec.name)) || adopted;

@@ -11,9 +11,6 @@
  * written by many commits in a row (a host's state, a queued URL's score) is then written once, and
  * reads see the waiting writes as if they were in RocksDB.
  */
-import { join } from 'node:path';
-import { readdirSync, rmSync } from 'node:fs';
-import { RocksDb } from './rocksdb.ts';
 import type { BatchOp, KeyValueDb } from './rocksdb.ts';
 
 export interface RangeQuery {
@@ -54,6 +51,20 @@ export interface KeyValueStore<V> {
   readonly knownCompletely: boolean;
 }
 
+/**
+ * How a store's values are kept on disk when that differs from how the logic reads them (the
+ * scheduler's URL records: readable field names in memory, short keys in RocksDB and changelogs).
+ * `encode` gives what is written as JSON; `decode` takes what JSON.parse read back. Without a
+ * codec the value itself is the JSON.
+ */
+export interface StoreCodec<V> {
+  encode(value: V, key: string): unknown;
+  decode(stored: unknown, key: string): V;
+}
+
+/** A store to open: its name, and the codec of its values if they have one. */
+export type StoreSpec = string | { readonly name: string; readonly codec?: StoreCodec<unknown> | undefined };
+
 const STORE_PREFIX = 's:';
 const CHECKPOINT_PREFIX = 'c:';
 const SEP = '\u0000';
@@ -64,7 +75,7 @@ export function prefixEnd(prefix: string): string {
 }
 
 /** Entries kept per store in the read cache (committed values only; absent keys too). */
-const CACHE_ENTRIES = 200_000;
+export const CACHE_ENTRIES = 200_000;
 
 /**
  * A key deleted in this batch or known absent. A sentinel rather than `undefined` lets one Map
@@ -134,16 +145,28 @@ export class TaskStore<V> implements KeyValueStore<V> {
     private readonly db: KeyValueDb,
     basePrefix = '',
     private readonly cacheEntries = CACHE_ENTRIES,
+    private readonly codec?: StoreCodec<V>,
   ) {
     this.keyPrefix = basePrefix + STORE_PREFIX + name + SEP;
     this.checkpointKeyString = basePrefix + CHECKPOINT_PREFIX + name;
+  }
+
+  /** A value as its JSON text on disk. */
+  private serialize(key: string, value: V): string {
+    return JSON.stringify(this.codec === undefined ? value : this.codec.encode(value, key));
+  }
+
+  /** A value read from disk. */
+  private parse(key: string, raw: Buffer): V {
+    const stored: unknown = JSON.parse(raw.toString('utf8'));
+    return this.codec === undefined ? (stored as V) : this.codec.decode(stored, key);
   }
 
   /** Pending writes serialised (null = delete), in write order. */
   get pending(): ReadonlyMap<string, Buffer | null> {
     if (this.encoded === undefined) {
       const encoded = new Map<string, Buffer | null>();
-      for (const e of this.dirty) encoded.set(e.key, e.slot === ABSENT ? null : Buffer.from(JSON.stringify(e.slot), 'utf8'));
+      for (const e of this.dirty) encoded.set(e.key, e.slot === ABSENT ? null : Buffer.from(this.serialize(e.key, e.slot), 'utf8'));
       this.encoded = encoded;
     }
     return this.encoded;
@@ -248,14 +271,14 @@ export class TaskStore<V> implements KeyValueStore<V> {
       if (this.cache.has(k) || seen.has(k)) continue;
       seen.add(k);
       const raw = this.unappliedRaw(k);
-      if (raw !== undefined) this.remember(k, raw === null ? ABSENT : (JSON.parse(raw.toString('utf8')) as V));
+      if (raw !== undefined) this.remember(k, raw === null ? ABSENT : this.parse(k, raw));
       else missing.push(k);
     }
     if (missing.length === 0) return;
     const raws = await this.db.getMany(missing.map((k) => this.encodeKey(k)));
     for (let i = 0; i < missing.length; i++) {
       const raw = raws[i];
-      this.remember(missing[i]!, raw === undefined ? ABSENT : (JSON.parse(raw.toString('utf8')) as V));
+      this.remember(missing[i]!, raw === undefined ? ABSENT : this.parse(missing[i]!, raw));
     }
   }
 
@@ -350,7 +373,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
     if (this.completeInMemory) return undefined;
     const waiting = this.unappliedRaw(key);
     const raw = waiting !== undefined ? (waiting ?? undefined) : await this.db.get(this.encodeKey(key));
-    const value = raw === undefined ? undefined : (JSON.parse(raw.toString('utf8')) as V);
+    const value = raw === undefined ? undefined : this.parse(key, raw);
     this.remember(key, value === undefined ? ABSENT : value);
     return value;
   }
@@ -383,7 +406,6 @@ export class TaskStore<V> implements KeyValueStore<V> {
     let emitted = 0;
     let pi = 0;
     const before = (a: string, b: string): boolean => (reverse ? a > b : a < b);
-    const decode = (b: Buffer): V => JSON.parse(b.toString('utf8')) as V;
     const iter = this.db.range({
       gte: Buffer.from(this.keyPrefix + (lowKey ?? ''), 'utf8'),
       lt: Buffer.from(highKey === undefined ? prefixEnd(this.keyPrefix) : this.keyPrefix + highKey, 'utf8'),
@@ -410,7 +432,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
         continue;
       }
       if (this.written(key) !== undefined) continue;
-      yield [key, decode(rawValue)];
+      yield [key, this.parse(key, rawValue)];
       if (++emitted >= limit) return;
     }
     while (pi < pendingKeys.length) {
@@ -432,7 +454,7 @@ export class TaskStore<V> implements KeyValueStore<V> {
     const ops: BatchOp[] = [];
     for (const e of this.dirty) {
       const key = this.keyPrefix + e.key;
-      ops.push(e.slot === ABSENT ? { type: 'del', key } : { type: 'put', key, value: JSON.stringify(e.slot) });
+      ops.push(e.slot === ABSENT ? { type: 'del', key } : { type: 'put', key, value: this.serialize(e.key, e.slot) });
     }
     return ops;
   }
@@ -493,86 +515,4 @@ function minString(a: string | undefined, b: string | undefined): string | undef
   if (a === undefined) return b;
   if (b === undefined) return a;
   return a < b ? a : b;
-}
-
-/**
- * The named stores of one task, in the task's own RocksDB (`open`) or under a key prefix of a
- * database the transport keeps (`inline`: the embedded log's, written in the commits themselves).
- */
-export class TaskStores {
-  private constructor(
-    readonly db: KeyValueDb,
-    readonly stores: Map<string, TaskStore<unknown>>,
-    /** The task's own database, closed with the stores; undefined when the transport owns it. */
-    readonly ownDb: RocksDb | undefined,
-  ) {}
-
-  static directory(dataDir: string, group: string, partition: number): string {
-    return join(dataDir, 'state', group, `p${partition}`);
-  }
-
-  static async open(dataDir: string, group: string, partition: number, names: readonly string[]): Promise<TaskStores> {
-    const db = await RocksDb.open(TaskStores.directory(dataDir, group, partition), { cacheSizeBytes: 32 * 1024 * 1024 });
-    return new TaskStores(db, new Map(names.map((n) => [n, new TaskStore<unknown>(n, db)])), db);
-  }
-
-  /** Stores under `keyPrefix` of a database someone else opened and closes. */
-  static inline(db: KeyValueDb, keyPrefix: string, names: readonly string[]): TaskStores {
-    return new TaskStores(db, new Map(names.map((n) => [n, new TaskStore<unknown>(n, db, keyPrefix)])), undefined);
-  }
-
-  /** Partitions of a group whose state directories exist under dataDir (warm for a restore). */
-  static localPartitions(dataDir: string, group: string): number[] {
-    let names: string[];
-    try {
-      names = readdirSync(join(dataDir, 'state', group));
-    } catch {
-      return [];
-    }
-    return names.filter((n) => /^p\d+$/.test(n)).map((n) => Number(n.slice(1)));
-  }
-
-  /** Removes a task's local state directory (it will be restored from the changelog). */
-  static removeLocal(dataDir: string, group: string, partition: number): void {
-    rmSync(TaskStores.directory(dataDir, group, partition), { recursive: true, force: true });
-  }
-
-  store<V>(name: string): TaskStore<V> {
-    const s = this.stores.get(name);
-    if (!s) throw new Error(`store "${name}" is not declared for this service`);
-    return s as TaskStore<V>;
-  }
-
-  hasPending(): boolean {
-    for (const s of this.stores.values()) if (s.pendingCount > 0) return true;
-    return false;
-  }
-
-  discardPending(): void {
-    for (const s of this.stores.values()) s.discard();
-  }
-
-  /** Marks every store's pending writes as committed (the caller wrote them to RocksDB). */
-  committed(): void {
-    for (const s of this.stores.values()) s.committed();
-  }
-
-  /** At open, before the first batch: stores found empty answer misses from memory (TaskStore.noteIfEmpty). */
-  async noteEmptyStores(): Promise<void> {
-    for (const s of this.stores.values()) await s.noteIfEmpty();
-  }
-
-  /** Writes every store's committed writes still in memory to RocksDB. */
-  async flush(): Promise<void> {
-    for (const s of this.stores.values()) await s.flush();
-  }
-
-  /** Writes what the commits left in memory, then closes the task's own RocksDB (if it has one). */
-  async close(): Promise<void> {
-    try {
-      await this.flush();
-    } finally {
-      await this.ownDb?.close();
-    }
-  }
 }

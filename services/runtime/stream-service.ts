@@ -21,7 +21,7 @@ import type { ConsumedBatch, GroupMember, TopicPartition, Transport } from './tr
 import { OutputEmitter } from './emitter.ts';
 import { DEADLETTER_TOPIC } from './deadletter.ts';
 import { Task } from './task.ts';
-import { TaskStores } from './store.ts';
+import { TaskStores } from './task-stores.ts';
 import { ConcurrentTask } from './concurrent-task.ts';
 import type { TaskHost } from './task-host.ts';
 import { backoffMs, sleep } from './task-host.ts';

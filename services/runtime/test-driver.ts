@@ -43,7 +43,7 @@ import { ServiceMetrics } from './metrics.ts';
 import { partitionForKey } from './partitioner.ts';
 import type { Cancellable, EmitOptions, InputRecord, Processor, ProcessorContext, RecordContext, RecordProcessor, ServiceDefinition, TopicRecordMap } from './processor.ts';
 import type { KeyValueStore, RangeQuery } from './store.ts';
-import { TaskStores } from './store.ts';
+import { TaskStores } from './task-stores.ts';
 import type { LogRecord, OutRecord } from './transport.ts';
 
 export interface TestDriverOptions {
@@ -439,8 +439,8 @@ export class TestDriver<In, R extends TopicRecordMap = TopicRecordMap> {
   }
 
   private async start(): Promise<void> {
-    const names = (this.definition.stores ?? []).map((s) => s.name);
-    if (names.length > 0) this.stores = await TaskStores.open(this.dataDir, this.groupId, this.partition, names);
+    const stores = this.definition.stores ?? [];
+    if (stores.length > 0) this.stores = await TaskStores.open(this.dataDir, this.groupId, this.partition, stores);
     await this.startProcessor();
   }
 

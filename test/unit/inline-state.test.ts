@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { EmbeddedTransport, ServiceMetrics, silentLogger } from '../../services/runtime/index.ts';
 import { StateManager } from '../../services/runtime/state-manager.ts';
-import { TaskStores } from '../../services/runtime/store.ts';
+import { TaskStores } from '../../services/runtime/task-stores.ts';
 import { RocksStore } from '../../services/runtime/embedded/rocks.ts';
 import { formatKey } from '../../services/runtime/embedded/keys.ts';
 import { dirsRemovedAfterEach } from '../support/transports.ts';

@@ -6,7 +6,7 @@
  */
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { TaskStores } from '../../services/runtime/store.ts';
+import { TaskStores } from '../../services/runtime/task-stores.ts';
 import type { TaskStore } from '../../services/runtime/store.ts';
 import { QueueCache } from '../../services/scheduler/queue-cache.ts';
 import type { QueueOrder } from '../../services/scheduler/queue-cache.ts';

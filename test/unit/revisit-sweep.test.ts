@@ -7,7 +7,7 @@ import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock, silentLogger } from '../../services/runtime/index.ts';
 import type { KeyValueStore, ProcessorContext, RangeQuery } from '../../services/runtime/index.ts';
-import { TaskStores } from '../../services/runtime/store.ts';
+import { TaskStores } from '../../services/runtime/task-stores.ts';
 import { SchedulerProcessor, schedulerOptionsSchema } from '../../services/scheduler/service.ts';
 import { REVISIT_PREFIX, revisitKey, revisitKeyBound } from '../../services/scheduler/state.ts';
 import type { UrlState } from '../../services/scheduler/state.ts';

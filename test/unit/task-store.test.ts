@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NOT_IN_MEMORY, TaskStore, TaskStores } from '../../services/runtime/store.ts';
+import { NOT_IN_MEMORY, TaskStore } from '../../services/runtime/store.ts';
+import { TaskStores } from '../../services/runtime/task-stores.ts';
 import { RocksDb } from '../../services/runtime/rocksdb.ts';
 import { withTaskStores, commitStores } from '../support/task-stores.ts';
 import { tempDir, removeDir } from '../support/transports.ts';
@@ -307,4 +308,43 @@ test('a write right after a read of the same key lands in the store, also when t
     assert.equal(hosts.peek('h'), 2);
     assert.equal(hosts.pendingCount, 1);
   });
+});
+
+test('a store with a codec keeps its encoded form on disk and hands out the decoded one', async () => {
+  interface Readable { status: string; count: number }
+  const codec = {
+    encode: (v: Readable, key: string) => ({ s: v.status, n: v.count, k: key }),
+    decode: (stored: unknown) => {
+      const o = stored as { s: string; n: number };
+      return { status: o.s, count: o.n };
+    },
+  };
+  const dir = tempDir('meguri-store-codec-');
+  try {
+    let stores = await TaskStores.open(dir, 'g', 0, [{ name: 'urls', codec }]);
+    const urls = stores.store<Readable>('urls');
+    urls.put('a', { status: 'queued', count: 1 });
+    // What the changelog and RocksDB get: the encoded form.
+    assert.equal([...urls.pending][0]![1]?.toString('utf8'), '{"s":"queued","n":1,"k":"a"}');
+    await commit(stores);
+    await stores.close();
+    // A fresh open reads from RocksDB: decoded on get, prefetch and range alike.
+    stores = await TaskStores.open(dir, 'g', 0, [{ name: 'urls', codec }]);
+    const again = stores.store<Readable>('urls');
+    assert.deepEqual(await again.get('a'), { status: 'queued', count: 1 });
+    const ranged: [string, Readable][] = [];
+    for await (const kv of again.range()) ranged.push(kv);
+    assert.deepEqual(ranged, [['a', { status: 'queued', count: 1 }]]);
+    await stores.close();
+    stores = await TaskStores.open(dir, 'g', 0, [{ name: 'urls', codec }]);
+    await stores.store<Readable>('urls').prefetch(['a']);
+    assert.deepEqual(stores.store<Readable>('urls').peek('a'), { status: 'queued', count: 1 });
+    await stores.close();
+    // Opened without the codec, the same bytes read as they are on disk.
+    stores = await TaskStores.open(dir, 'g', 0, ['urls']);
+    assert.deepEqual(await stores.store<unknown>('urls').get('a'), { s: 'queued', n: 1, k: 'a' });
+    await stores.close();
+  } finally {
+    removeDir(dir);
+  }
 });

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { TaskStores } from '../../services/runtime/store.ts';
+import type { TaskStores } from '../../services/runtime/task-stores.ts';
 import { NOT_IN_MEMORY } from '../../services/runtime/index.ts';
 import { TemplateLedger, templateKey } from '../../services/scheduler/templates.ts';
 import type { TemplateRules } from '../../services/scheduler/templates.ts';
