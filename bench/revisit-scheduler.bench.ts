@@ -38,7 +38,7 @@ import type { InputRecord, ProcessorContext } from '../services/runtime/index.ts
 import type { BatchOp } from '../services/runtime/rocksdb.ts';
 import { TaskStores } from '../services/runtime/task-stores.ts';
 import { SchedulerProcessor, schedulerOptionsSchema } from '../services/scheduler/service.ts';
-import { REVISIT_PREFIX, STATS_KEY, emptyStats, packRevisit, revisitKey, roundScore } from '../services/scheduler/state.ts';
+import { REVISIT_PREFIX, STATS_KEY, emptyStats, encodeUrlState, packRevisit, revisitKey, roundScore, withStateCodecs } from '../services/scheduler/state.ts';
 import type { HostState, PartitionStats, UrlState } from '../services/scheduler/state.ts';
 import { rulesForFetchResult, toJSON } from '../services/scheduler/robots/index.ts';
 import { emptyPoliteness, intervalBin } from '../services/scheduler/politeness/index.ts';
@@ -120,7 +120,7 @@ const HISTORY_POOL = Array.from({ length: 4096 }, () => {
 });
 
 const dir = tempDir('meguri-bench-revisit-');
-const stores = await TaskStores.open(dir, 'scheduler', 0, STORES);
+const stores = await TaskStores.open(dir, 'scheduler', 0, withStateCodecs(STORES.map((name) => ({ name }))));
 const clock = new ManualClock(NOW);
 const robots = toJSON(rulesForFetchResult({ status: 404, nowMs: NOW, unreachableSinceMs: null }).rules);
 const EMPTY_VALUE = Buffer.from(JSON.stringify(''), 'utf8');
@@ -205,18 +205,18 @@ async function populate(from: number, to: number): Promise<void> {
     const url = urlOf(i);
     const { r, w } = HISTORY_POOL[Math.floor(rng() * HISTORY_POOL.length)]!;
     const due = now + Math.floor(rng() * DUE_SPAN_MS);
-    const state: UrlState = { st: 'done', d: 1 + Math.floor(rng() * 6), c: 0, s: roundScore(1 + rng() * 3), f: due - w, h: 200 };
+    const state: UrlState = { status: 'done', depth: 1 + Math.floor(rng() * 6), cgiHops: 0, score: roundScore(1 + rng() * 3), lastFetchAt: due - w, httpStatus: 200 };
     // The MD5 in its stored form (base64url of 16 bytes, as packMd5 makes it) and a 64-bit fingerprint.
-    state.m = random.toString('base64url', at, at + 16);
-    state.p = random.toString('hex', at + 16, at + 24);
+    state.md5 = random.toString('base64url', at, at + 16);
+    state.fingerprint = random.toString('hex', at + 16, at + 24);
     // Most servers send an ETag; Last-Modified is stored only for those that do not.
-    if (rng() < 0.8) state.e = `"${random.toString('hex', at + 24, at + 32)}"`;
-    else state.l = new Date(due - w - Math.floor(rng() * 1e10)).toUTCString();
+    if (rng() < 0.8) state.etag = `"${random.toString('hex', at + 24, at + 32)}"`;
+    else state.lastModified = new Date(due - w - Math.floor(rng() * 1e10)).toUTCString();
     at += 40;
-    state.r = r;
-    state.n = due;
-    state.w = w;
-    const value = Buffer.from(JSON.stringify(state), 'utf8');
+    state.estimator = r;
+    state.nextRevisitAt = due;
+    state.revisitIntervalMs = w;
+    const value = Buffer.from(JSON.stringify(encodeUrlState(state)), 'utf8');
     const qKey = revisitKey(due, url);
     ops.push(urls.restoreOp(url, value), queues.restoreOp(qKey, EMPTY_VALUE));
     logicalBytes += Buffer.byteLength(url) + value.byteLength + Buffer.byteLength(qKey) + EMPTY_VALUE.byteLength;

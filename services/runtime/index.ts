@@ -22,7 +22,7 @@ export { DEFAULT_MAX_MESSAGE_BYTES } from './catalog.ts';
 export { MeguriError, TaskMigratedError, TransientError, RecordTooLargeError, IllegalTaskStateError, FatalServiceError, ServiceDefinitionError, classifyError, isMeguriError } from './errors.ts';
 export type { Recovery, ErrorStage } from './errors.ts';
 export type { TaskState } from './task-state.ts';
-export type { KeyValueStore, RangeQuery } from './store.ts';
+export type { KeyValueStore, RangeQuery, StoreCodec, StoreSpec } from './store.ts';
 export { prefixEnd, NOT_IN_MEMORY } from './store.ts';
 export { ServiceMetrics } from './metrics.ts';
 export { createLogger, silentLogger } from './logger.ts';

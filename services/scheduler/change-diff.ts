@@ -1,7 +1,7 @@
 /**
  * What a `changed` record says changed (docs/topics.md, "Main text and diffs"): the scheduler keeps
  * 18-bit hashes of the first 64 main-text paragraphs of the version it last reported on `changes`
- * (UrlState.tp, ≤ 192 characters, and tn), and compares the paragraphs a new version's outcome
+ * (UrlState.paragraphHashes, ≤ 192 characters, and paragraphCount), and compares the paragraphs a new version's outcome
  * carries with them (services/common/text-diff.ts). No text is kept: the added paragraphs the record
  * quotes come from the outcome, removed ones are named by position.
  */
@@ -9,7 +9,7 @@ import type { ChangeRecord, OutcomeLink } from '../../schemas/index.ts';
 import { DIFF_PARAGRAPHS, HASH_CHARS, diffParagraphs, packParagraphHashes, unpackParagraphHashes } from '../common/text-diff.ts';
 import type { UrlState } from './state.ts';
 
-type Hashes = Pick<UrlState, 'tp' | 'tn'>;
+type Hashes = Pick<UrlState, 'paragraphHashes' | 'paragraphCount'>;
 
 /** The stored hashes of the version an outcome carries: from its text, else its `textHashes` (none without either). */
 function hashesOf(outcome: OutcomeLink): Hashes {
@@ -17,11 +17,11 @@ function hashesOf(outcome: OutcomeLink): Hashes {
   if (text === undefined || text.paragraphs.length === 0) {
     const h = outcome.textHashes;
     if (h === undefined || h.hashes === '') return {};
-    return h.paragraphCount > h.hashes.length / HASH_CHARS ? { tp: h.hashes, tn: h.paragraphCount } : { tp: h.hashes };
+    return h.paragraphCount > h.hashes.length / HASH_CHARS ? { paragraphHashes: h.hashes, paragraphCount: h.paragraphCount } : { paragraphHashes: h.hashes };
   }
   const tp = packParagraphHashes(text.paragraphs);
   const total = text.paragraphCount ?? text.paragraphs.length;
-  return total > Math.min(DIFF_PARAGRAPHS, text.paragraphs.length) ? { tp, tn: total } : { tp };
+  return total > Math.min(DIFF_PARAGRAPHS, text.paragraphs.length) ? { paragraphHashes: tp, paragraphCount: total } : { paragraphHashes: tp };
 }
 
 /**
@@ -30,15 +30,15 @@ function hashesOf(outcome: OutcomeLink): Hashes {
  * when the previous version's hashes are known (kept since this was built) and the outcome carries text.
  */
 export function textChange(outcome: OutcomeLink, previous: UrlState | undefined, next: UrlState, kind: ChangeRecord['kind']): Pick<ChangeRecord, 'diff'> {
-  delete next.tp;
-  delete next.tn;
+  delete next.paragraphHashes;
+  delete next.paragraphCount;
   if (kind === 'gone') return {};
   Object.assign(next, hashesOf(outcome));
   const text = outcome.text;
-  if (kind !== 'changed' || previous?.tp === undefined || text === undefined || next.tp === undefined) return {};
+  if (kind !== 'changed' || previous?.paragraphHashes === undefined || text === undefined || next.paragraphHashes === undefined) return {};
   const diff = diffParagraphs({
-    previous: unpackParagraphHashes(previous.tp),
-    ...(previous.tn !== undefined ? { previousTotal: previous.tn } : {}),
+    previous: unpackParagraphHashes(previous.paragraphHashes),
+    ...(previous.paragraphCount !== undefined ? { previousTotal: previous.paragraphCount } : {}),
     paragraphs: text.paragraphs,
     ...(text.paragraphCount !== undefined ? { total: text.paragraphCount } : {}),
   });
@@ -51,7 +51,7 @@ export function textChange(outcome: OutcomeLink, previous: UrlState | undefined,
  * `changed` record has something to be compared with. A new page gets its own with its `new` record.
  */
 export function keptHashes(u: UrlState | undefined, outcome: OutcomeLink, revisit: boolean): Hashes {
-  if (u?.tp !== undefined) return u.tn !== undefined ? { tp: u.tp, tn: u.tn } : { tp: u.tp };
-  if (!revisit || u?.f === undefined || outcome.result !== 'ok') return {};
+  if (u?.paragraphHashes !== undefined) return u.paragraphCount !== undefined ? { paragraphHashes: u.paragraphHashes, paragraphCount: u.paragraphCount } : { paragraphHashes: u.paragraphHashes };
+  if (!revisit || u?.lastFetchAt === undefined || outcome.result !== 'ok') return {};
   return hashesOf(outcome);
 }

@@ -314,7 +314,7 @@ function queueNew(
   const urgent = isUrgent(source, hints);
   const q = queueKey(host, urgent ? REDIRECT_QUEUE_BOOST + score : queueScore(score, redirect), p.stats.seq++, redirect || urgent ? 0 : round);
   p.queues.enqueue(host, state, q, url);
-  p.urls.put(url, { st: 'queued', d: depth, c: cgiHops, s: score, q, ...(redirect ? { rc: redirect } : {}), ...(startSite !== undefined ? { o: startSite } : {}), ...(source ? { k: source } : {}), ...hintFields(hints) });
+  p.urls.put(url, { status: 'queued', depth: depth, cgiHops: cgiHops, score: score, queueKey: q, ...(redirect ? { redirectChain: redirect } : {}), ...(startSite !== undefined ? { startSite: startSite } : {}), ...(source ? { source: source } : {}), ...hintFields(hints) });
   if (redirect) p.stats.redirectTargetsQueued = (p.stats.redirectTargetsQueued ?? 0) + 1;
   countDiscovery(p, hints);
   p.stats.urlsKnown++;
@@ -346,42 +346,42 @@ async function receive(p: Partition, url: string, known: UrlState, gain: number,
  * an in-place change never survives as committed state).
  */
 function receiveScore(p: Partition, url: string, host: string, known: UrlState, gain: number, depth: number, propagated: boolean): PassOn | undefined {
-  if (known.st === 'queued' && known.q) {
+  if (known.status === 'queued' && known.queueKey) {
     if (!(gain > 0)) {
-      if (depth < known.d) {
-        known.d = depth;
+      if (depth < known.depth) {
+        known.depth = depth;
         p.urls.put(url, known);
       }
       return undefined;
     }
-    known.s = noteScore(p, roundScore(known.s + gain));
-    if (depth < known.d) known.d = depth;
+    known.score = noteScore(p, roundScore(known.score + gain));
+    if (depth < known.depth) known.depth = depth;
     // A due revisit keeps its place in the known queue (ordered by γ); only its score grows.
     // Any other queued URL moves up in memory only: the stored entry keeps its key, and a reload of
     // the host's queue orders it by the score stored with the URL (queueOrder).
-    if (!known.v) p.queues.rescore(host, known.q, known.s);
+    if (!known.queuedAsRevisit) p.queues.rescore(host, known.queueKey, known.score);
     p.urls.put(url, known);
     return undefined;
   }
   const ordering = p.options.ordering;
-  if (known.f === undefined || known.st === 'inflight' || !(gain > 0) || (ordering !== 'ipr-vr' && ordering !== 'ipr-ar')) return undefined;
-  const before = known.s;
+  if (known.lastFetchAt === undefined || known.status === 'inflight' || !(gain > 0) || (ordering !== 'ipr-vr' && ordering !== 'ipr-ar')) return undefined;
+  const before = known.score;
   if (ordering === 'ipr-vr') {
     const passes = gain >= p.options.orderingValueRatio * before;
     if (propagated && !passes) return undefined;
-    known.s = noteScore(p, roundScore(before + gain));
+    known.score = noteScore(p, roundScore(before + gain));
     p.urls.put(url, known);
-    return passes ? { url, depth: known.d, amount: gain } : undefined;
+    return passes ? { url, depth: known.depth, amount: gain } : undefined;
   }
-  known.s = noteScore(p, roundScore(before + gain));
-  const pending = (known.y ?? 0) + gain;
-  if (pending >= p.options.orderingAccumulatedRatio * known.s) {
+  known.score = noteScore(p, roundScore(before + gain));
+  const pending = (known.scoreToPass ?? 0) + gain;
+  if (pending >= p.options.orderingAccumulatedRatio * known.score) {
     // Left out of the stored JSON; `y ?? 0` reads it as nothing received.
-    known.y = undefined;
+    known.scoreToPass = undefined;
     p.urls.put(url, known);
-    return { url, depth: known.d, amount: pending };
+    return { url, depth: known.depth, amount: pending };
   }
-  known.y = pending;
+  known.scoreToPass = pending;
   p.urls.put(url, known);
   return undefined;
 }

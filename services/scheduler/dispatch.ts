@@ -64,11 +64,11 @@ async function dropBlocked(p: Partition, host: string, state: HostState, now: nu
   for (const { key, url } of await p.queues.all(host)) {
     p.queues.remove(host, key);
     const u = await p.urls.get(url);
-    if (!u || u.st !== 'queued') continue;
-    if (u.v || u.f !== undefined) {
-      const { q: _q, v: _v, ...rest } = u;
+    if (!u || u.status !== 'queued') continue;
+    if (u.queuedAsRevisit || u.lastFetchAt !== undefined) {
+      const { queueKey: _q, queuedAsRevisit: _v, ...rest } = u;
       const n = now + p.options.revisitDeferMs;
-      p.urls.put(url, { ...rest, st: 'done', n });
+      p.urls.put(url, { ...rest, status: 'done', nextRevisitAt: n });
       fileRevisit(p, n, url);
     } else {
       p.urls.delete(url);
@@ -123,7 +123,7 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
     if (flying > 0) return false;
     const first = await p.queues.head(host);
     if (!first) return false;
-    emitRequest(p, host, state, robotsUrlFor(first.url), 'address', { d: 0, c: 0, s: 0 }, 1, ctx);
+    emitRequest(p, host, state, robotsUrlFor(first.url), 'address', { depth: 0, cgiHops: 0, score: 0 }, 1, ctx);
     return true;
   }
   // Per-IP cap (Muraoka et al.): the host waits until a request to its server's address ends.
@@ -135,7 +135,7 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
     const first = await p.queues.head(host);
     if (!first) return false;
     if (!p.ipSlots.mayStart(state.ip, p.politeness.maxPerIp)) return waitForIp(p, host, state, now, ctx);
-    emitRequest(p, host, state, robotsUrlFor(first.url), 'robots', { d: 0, c: 0, s: 0 }, 1, ctx);
+    emitRequest(p, host, state, robotsUrlFor(first.url), 'robots', { depth: 0, cgiHops: 0, score: 0 }, 1, ctx);
     return true;
   }
   const matcher = matcherFor(p, host, state);
@@ -151,15 +151,15 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
     }
     const urlState = await p.urls.get(head.url);
     p.queues.dequeue(host, state, head.key);
-    if (!urlState || urlState.st !== 'queued') continue;
+    if (!urlState || urlState.status !== 'queued') continue;
     if (matcher && !matcher.isAllowed(head.url).allowed) {
-      p.urls.put(head.url, { st: 'disallowed', d: urlState.d, c: urlState.c, s: urlState.s });
+      p.urls.put(head.url, { status: 'disallowed', depth: urlState.depth, cgiHops: urlState.cgiHops, score: urlState.score });
       p.stats.robotsDisallowedSkipped++;
       continue;
     }
     // A new URL whose template proved a trap after it was queued: its representative was fetched.
     if (!head.known && rule?.judgeTraps !== false && (await p.templates.isTrap(host, head.url))) {
-      p.urls.put(head.url, { st: 'trap', d: urlState.d, c: urlState.c, s: urlState.s });
+      p.urls.put(head.url, { status: 'trap', depth: urlState.depth, cgiHops: urlState.cgiHops, score: urlState.score });
       p.stats.templateSkipped++;
       state.tk = (state.tk ?? 0) + 1;
       p.hosts.put(host, state);
@@ -185,8 +185,8 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
       requeue(p, host, state, head);
       return false;
     }
-    const { q: _q, ...rest } = urlState;
-    p.urls.put(head.url, { ...rest, st: 'inflight' });
+    const { queueKey: _q, ...rest } = urlState;
+    p.urls.put(head.url, { ...rest, status: 'inflight' });
     if (head.both) state.ks = (state.ks ?? 0) + p.options.revisitKnownShare - (head.known ? 1 : 0);
     emitRequest(p, host, state, head.url, 'page', urlState, 1, ctx);
     // Room for another one alongside it: the host is looked at again in this round.
@@ -236,9 +236,9 @@ async function dropNewAtCap(p: Partition, host: string, state: HostState): Promi
     if (queueKeyIsKnown(host, key)) continue;
     p.queues.dequeue(host, state, key);
     const u = await p.urls.get(url);
-    if (u && u.st === 'queued' && !u.v) {
-      const { q: _q, ...rest } = u;
-      p.urls.put(url, { ...rest, st: 'capped' });
+    if (u && u.status === 'queued' && !u.queuedAsRevisit) {
+      const { queueKey: _q, ...rest } = u;
+      p.urls.put(url, { ...rest, status: 'capped' });
       p.stats.siteCapSkipped++;
     }
   }
@@ -250,7 +250,7 @@ export function emitRequest(
   state: HostState,
   url: string,
   kind: RequestKind,
-  u: Pick<UrlState, 'd' | 'c' | 's' | 'e' | 'l' | 'v' | 'rc' | 'o' | 'k'>,
+  u: Pick<UrlState, 'depth' | 'cgiHops' | 'score' | 'etag' | 'lastModified' | 'queuedAsRevisit' | 'redirectChain' | 'startSite' | 'source'>,
   attempt: number,
   ctx: ProcessorContext,
 ): void {
@@ -260,25 +260,25 @@ export function emitRequest(
     requestId: randomUUID(),
     url,
     host,
-    reason: kind === 'robots' || kind === 'address' ? kind : u.k === 'sitemap' || u.k === 'feed' ? u.k : u.v ? 'revisit' : u.rc ? 'redirect' : 'new',
-    score: u.s,
-    depth: u.d,
-    cgiHops: u.c,
+    reason: kind === 'robots' || kind === 'address' ? kind : u.source === 'sitemap' || u.source === 'feed' ? u.source : u.queuedAsRevisit ? 'revisit' : u.redirectChain ? 'redirect' : 'new',
+    score: u.score,
+    depth: u.depth,
+    cgiHops: u.cgiHops,
     attempt,
     issuedAt: now,
   };
   // Optional fields set one by one: a spread of an empty object per absent field cost an object
   // and a copy each, once per request.
-  if (u.e || u.l) {
+  if (u.etag || u.lastModified) {
     const validators: NonNullable<FrontierRecord['validators']> = {};
-    if (u.e) validators.etag = u.e;
-    if (u.l) validators.lastModified = u.l;
+    if (u.etag) validators.etag = u.etag;
+    if (u.lastModified) validators.lastModified = u.lastModified;
     request.validators = validators;
   }
   if (state.ip) request.ip = state.ip;
-  if (kind === 'page' && !u.v && u.rc) request.redirects = u.rc;
-  if (kind === 'page' && u.o !== undefined) request.startSite = u.o;
-  if (kind === 'page' && u.k === 'daily') request.daily = true;
+  if (kind === 'page' && !u.queuedAsRevisit && u.redirectChain) request.redirects = u.redirectChain;
+  if (kind === 'page' && u.startSite !== undefined) request.startSite = u.startSite;
+  if (kind === 'page' && u.source === 'daily') request.daily = true;
   const rule = ruleFor(p, host);
   if (rule?.userAgent !== undefined) request.userAgent = rule.userAgent;
   const inflight: InFlight = { requestId: request.requestId, url, kind, issuedAt: now, attempt };

@@ -28,7 +28,7 @@ export async function sweepLost(p: Partition, ctx: ProcessorContext): Promise<nu
     if (lost.attempt < p.options.maxAttempts) {
       ctx.logger.warn({ host, url: lost.url, attempt: lost.attempt }, 'request lost; re-issuing');
       const u = lost.kind === 'page' ? await p.urls.get(lost.url) : undefined;
-      emitRequest(p, host, state, lost.url, lost.kind, u ?? { d: 0, c: 0, s: 0 }, lost.attempt + 1, ctx);
+      emitRequest(p, host, state, lost.url, lost.kind, u ?? { depth: 0, cgiHops: 0, score: 0 }, lost.attempt + 1, ctx);
       return;
     }
     ctx.logger.warn({ host, url: lost.url }, 'request lost too often; giving up the URL');
@@ -36,7 +36,7 @@ export async function sweepLost(p: Partition, ctx: ProcessorContext): Promise<nu
     state.nextAt = now + intervalFor(p, state);
     if (lost.kind === 'page') {
       const u = await p.urls.get(lost.url);
-      if (u) p.urls.put(lost.url, { ...u, st: 'lost' });
+      if (u) p.urls.put(lost.url, { ...u, status: 'lost' });
     } else if (lost.kind === 'address') {
       // No answer about the address: go on without it (the fetcher resolves the name itself).
       state.ia = now;

@@ -88,13 +88,13 @@ async function dropQueue(p: Partition, host: string, state: HostState, status: '
   for (const { key, url } of await p.queues.all(host)) {
     p.queues.remove(host, key);
     const u = await p.urls.get(url);
-    if (u && u.st === 'queued') {
-      const { q: _q, v: _v, ...rest } = u;
-      if (dead && p.options.revisit && u.f !== undefined) {
+    if (u && u.status === 'queued') {
+      const { queueKey: _q, queuedAsRevisit: _v, ...rest } = u;
+      if (dead && p.options.revisit && u.lastFetchAt !== undefined) {
         failedRevisit(p, url, rest, state, dead.now, dead.ctx);
         continue;
       }
-      p.urls.put(url, { ...rest, st: status });
+      p.urls.put(url, { ...rest, status: status });
       p.stats.errors++;
     }
   }
@@ -128,14 +128,14 @@ function applyRobots(p: Partition, host: string, state: HostState, outcome: Outc
 async function applyPageOutcome(p: Partition, outcome: OutcomeLink, at: OutcomeHost, now: number, ctx: ProcessorContext): Promise<void> {
   const { name: host, state } = at;
   const u = await p.urls.get(outcome.url);
-  const first = !u || u.f === undefined;
+  const first = !u || u.lastFetchAt === undefined;
   // The server could not answer this time (429, 5xx, a timeout, a reset): a new page is asked for
   // again after the host's back-off or Retry-After, a bounded number of times, before it counts
   // as an error. Known pages need no retry: their next revisit is one.
-  if (first && u && (u.t ?? 0) < p.options.pageRetries && isHostFailure(outcome, p.politeness)) {
-    const q = queueKey(host, queueScore(u.s, u.rc), p.stats.seq++);
+  if (first && u && (u.retries ?? 0) < p.options.pageRetries && isHostFailure(outcome, p.politeness)) {
+    const q = queueKey(host, queueScore(u.score, u.redirectChain), p.stats.seq++);
     p.queues.enqueue(host, state, q, outcome.url);
-    p.urls.put(outcome.url, { ...u, st: 'queued', q, t: (u.t ?? 0) + 1 });
+    p.urls.put(outcome.url, { ...u, status: 'queued', queueKey: q, retries: (u.retries ?? 0) + 1 });
     p.stats.pageRetries = (p.stats.pageRetries ?? 0) + 1;
     return;
   }
@@ -148,9 +148,9 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, at: OutcomeH
     p.stats.aliasesLearned = (p.stats.aliasesLearned ?? 0) + 1;
     ctx.logger.info({ host, canonical: alias }, 'host learned as an alias: its links move to the canonical host');
   }
-  if (first && p.options.mode === 'discovery') p.stats.pagesByDepth = countAtDepth(p.stats.pagesByDepth, u?.d ?? 0);
+  if (first && p.options.mode === 'discovery') p.stats.pagesByDepth = countAtDepth(p.stats.pagesByDepth, u?.depth ?? 0);
   // A sitemap or feed is not a page of its site: no page count, no template verdict, no change events.
-  const document = u?.k === 'sitemap' || u?.k === 'feed';
+  const document = u?.source === 'sitemap' || u?.source === 'feed';
   // A distinct page of its site: a new URL that got an answer from the server (Muraoka et al.'s cap).
   if (first && !document && outcome.result !== 'error') {
     await p.sites.count(siteCapKey(host, p.politeness, siteOf));
@@ -169,30 +169,30 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, at: OutcomeH
   if (failed) p.stats.errors++;
   const status = outcome.result === 'gone' ? 'gone' : failed ? 'error' : 'done';
   const notModified = outcome.result === 'not-modified';
-  const etag = outcome.validators?.etag ?? (notModified ? u?.e : undefined);
-  const lastModified = outcome.validators?.lastModified ?? (notModified ? u?.l : undefined);
+  const etag = outcome.validators?.etag ?? (notModified ? u?.etag : undefined);
+  const lastModified = outcome.validators?.lastModified ?? (notModified ? u?.lastModified : undefined);
   const next: UrlState = {
-    st: status,
-    d: u?.d ?? 0,
-    c: u?.c ?? 0,
-    s: noteScore(p, roundScore((u?.s ?? 0) + 1)),
-    f: now,
-    h: outcome.status,
-    ...(outcome.md5 ? { m: packMd5(outcome.md5) } : u?.m ? { m: u.m } : {}),
-    ...(outcome.fingerprint ? { p: outcome.fingerprint } : u?.p ? { p: u.p } : {}),
-    ...(etag ? { e: etag } : {}),
+    status: status,
+    depth: u?.depth ?? 0,
+    cgiHops: u?.cgiHops ?? 0,
+    score: noteScore(p, roundScore((u?.score ?? 0) + 1)),
+    lastFetchAt: now,
+    httpStatus: outcome.status,
+    ...(outcome.md5 ? { md5: packMd5(outcome.md5) } : u?.md5 ? { md5: u.md5 } : {}),
+    ...(outcome.fingerprint ? { fingerprint: outcome.fingerprint } : u?.fingerprint ? { fingerprint: u.fingerprint } : {}),
+    ...(etag ? { etag: etag } : {}),
     // With an ETag, If-None-Match decides and If-Modified-Since is ignored (RFC 9110 13.1.3):
     // Last-Modified is kept only for servers without ETags (fewer bytes per known URL).
-    ...(!etag && lastModified ? { l: lastModified } : {}),
-    ...(u?.r ? { r: u.r } : {}),
-    ...(u?.o !== undefined ? { o: u.o } : {}),
-    ...(u?.k ? { k: u.k } : {}),
-    ...(u?.a !== undefined ? { a: u.a } : {}),
+    ...(!etag && lastModified ? { lastModified: lastModified } : {}),
+    ...(u?.estimator ? { estimator: u.estimator } : {}),
+    ...(u?.startSite !== undefined ? { startSite: u.startSite } : {}),
+    ...(u?.source ? { source: u.source } : {}),
+    ...(u?.sitemapPriority !== undefined ? { sitemapPriority: u.sitemapPriority } : {}),
     ...keptHashes(u, outcome, p.options.revisit),
   };
   if (p.options.revisit && !document) trackChange(p, outcome, u, next, first, now, ctx, at);
   // Sources are read again on their own schedule (a daily page's overrides the estimator's).
-  if (next.k) await sourceOutcome(p, outcome, next, now);
+  if (next.source) await sourceOutcome(p, outcome, next, now);
   p.urls.put(outcome.url, next);
   // VR/AR pass score on from fetched pages later: keep their out-links, compactly, beside the queues.
   if ((p.options.ordering === 'ipr-vr' || p.options.ordering === 'ipr-ar') && outcome.outLinks && outcome.outLinks.length > 0) {
@@ -202,13 +202,13 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, at: OutcomeH
   if (outcome.finalUrl && outcome.finalUrl !== outcome.url && hostKey(outcome.finalUrl) === host) {
     const target = await p.urls.get(outcome.finalUrl);
     if (!target) {
-      const { r: _r, n: _n, ...known } = next;
+      const { estimator: _r, nextRevisitAt: _n, ...known } = next;
       p.urls.put(outcome.finalUrl, known);
       p.stats.urlsKnown++;
-    } else if (target.st === 'queued' && target.q) {
-      p.queues.dequeue(host, state, target.q);
-      const { q: _q, ...rest } = target;
-      p.urls.put(outcome.finalUrl, { ...rest, st: 'done', f: now });
+    } else if (target.status === 'queued' && target.queueKey) {
+      p.queues.dequeue(host, state, target.queueKey);
+      const { queueKey: _q, ...rest } = target;
+      p.urls.put(outcome.finalUrl, { ...rest, status: 'done', lastFetchAt: now });
     }
   }
 }

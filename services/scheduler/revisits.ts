@@ -53,24 +53,24 @@ export async function sweepRevisits(p: Partition, ctx: ProcessorContext): Promis
     p.queueStore.delete(key);
     const url = dueUrls[i]!;
     const u = await p.urls.get(url);
-    if (!u || u.st === 'queued' || u.st === 'inflight' || u.n === undefined || u.n > now) continue;
+    if (!u || u.status === 'queued' || u.status === 'inflight' || u.nextRevisitAt === undefined || u.nextRevisitAt > now) continue;
     const host = hostKey(url);
     const state = await hostState(p, host, url);
     // Sources (sitemaps, feeds, daily pages) are read on their own schedule: never deferred, first in line.
     // An empty queue (state.queued counts its entries) is not read from RocksDB to be counted.
-    if (u.k === undefined && state.queued > 0 && (await p.queues.knownCount(host)) >= knownCapacity(p, state)) {
+    if (u.source === undefined && state.queued > 0 && (await p.queues.knownCount(host)) >= knownCapacity(p, state)) {
       // The host's short-term queue has no room for more revisits than it can serve in the
       // window: back to the long-term queue, accepted again later (the incremental archive crawler paper: 3 days).
       const n = now + p.options.revisitDeferMs;
-      p.urls.put(url, { ...u, n });
+      p.urls.put(url, { ...u, nextRevisitAt: n });
       fileRevisit(p, n, url);
       p.stats.revisitsDeferred++;
       continue;
     }
-    const q = knownQueueKey(host, u.k !== undefined ? 1 : revisitPriority(p, u, now), p.stats.seq++);
+    const q = knownQueueKey(host, u.source !== undefined ? 1 : revisitPriority(p, u, now), p.stats.seq++);
     p.queues.enqueue(host, state, q, url);
-    const { n: _n, ...rest } = u;
-    p.urls.put(url, { ...rest, st: 'queued', q, v: 1 });
+    const { nextRevisitAt: _n, ...rest } = u;
+    p.urls.put(url, { ...rest, status: 'queued', queueKey: q, queuedAsRevisit: true });
     p.hosts.put(host, state);
     if (hasRoom(p, host, state)) schedule(p, host, Math.max(state.nextAt, now));
   }
@@ -95,12 +95,12 @@ function knownCapacity(p: Partition, state: HostState): number {
  */
 function revisitPriority(p: Partition, u: UrlState, now: number): number {
   const r = revisitOf(u);
-  const tau = (r ? estimateInterval(r) : null) ?? (u.w ?? 86_400_000) / 1000;
-  const tCrawl = (u.f ?? now) / 1000;
+  const tau = (r ? estimateInterval(r) : null) ?? (u.revisitIntervalMs ?? 86_400_000) / 1000;
+  const tCrawl = (u.lastFetchAt ?? now) / 1000;
   // α relative to the most important page this partition knows, so importance spreads over [0, ½];
-  // a sitemap <priority> (u.a, 0..1) speaks for the page's importance on the same scale.
-  const alpha = alphaFromScore(u.s, { maxScore: Math.max(1, p.stats.maxScore ?? 1), alphaMax: 0.5, log: true });
-  return selectionProbability(u.a !== undefined ? Math.max(alpha, 0.5 * u.a) : alpha, now / 1000, tCrawl, tau);
+  // a sitemap <priority> (u.sitemapPriority, 0..1) speaks for the page's importance on the same scale.
+  const alpha = alphaFromScore(u.score, { maxScore: Math.max(1, p.stats.maxScore ?? 1), alphaMax: 0.5, log: true });
+  return selectionProbability(u.sitemapPriority !== undefined ? Math.max(alpha, 0.5 * u.sitemapPriority) : alpha, now / 1000, tCrawl, tau);
 }
 
 /**
@@ -109,8 +109,8 @@ function revisitPriority(p: Partition, u: UrlState, now: number): number {
  * <priority> speaks on the same scale), so pages weigh between 1 and 2.
  */
 function importanceWeight(p: Partition, u: UrlState): number {
-  const alpha = alphaFromScore(u.s, { maxScore: Math.max(1, p.stats.maxScore ?? 1), alphaMax: 0.5, log: true });
-  const a = u.a !== undefined ? Math.max(alpha, 0.5 * u.a) : alpha;
+  const alpha = alphaFromScore(u.score, { maxScore: Math.max(1, p.stats.maxScore ?? 1), alphaMax: 0.5, log: true });
+  const a = u.sitemapPriority !== undefined ? Math.max(alpha, 0.5 * u.sitemapPriority) : alpha;
   return 1 / (1 - Math.min(0.5, Math.max(0, a)));
 }
 
@@ -155,25 +155,25 @@ function pooledPrior(p: Partition, host: HostState, before: RevisitState | undef
 
 /** The estimator state a URL contributes to its host's pool (none when gone or a source). */
 function pooledState(u: UrlState | undefined): RevisitState | undefined {
-  return u && u.st !== 'gone' && u.k === undefined ? revisitOf(u) : undefined;
+  return u && u.status !== 'gone' && u.source === undefined ? revisitOf(u) : undefined;
 }
 
 /** A known page's revisit found its host dead before any request: count it, retry, or give the page up. */
 export function failedRevisit(p: Partition, url: string, u: UrlState, host: HostState, now: number, ctx: ProcessorContext): void {
-  const failures = (u.x ?? 0) + 1;
+  const failures = (u.unreachableRevisits ?? 0) + 1;
   p.stats.revisits++;
   const gone = failures >= p.options.goneAfterHostFailures;
   let next: UrlState;
   if (gone) {
-    const { w: _w, n: _n, ...rest } = u;
-    next = { ...rest, st: 'gone', x: failures };
-    host.pol = changePageInterval(host.pol ?? emptyPoliteness(), u.w, undefined);
+    const { revisitIntervalMs: _w, nextRevisitAt: _n, ...rest } = u;
+    next = { ...rest, status: 'gone', unreachableRevisits: failures };
+    host.pol = changePageInterval(host.pol ?? emptyPoliteness(), u.revisitIntervalMs, undefined);
     pooledPrior(p, host, pooledState(u), undefined);
     const change: ChangeRecord = { v: SCHEMA_VERSION, url, time: now, kind: 'gone' };
     ctx.emit('changes', url, change);
   } else {
     const n = now + 86_400_000;
-    next = { ...u, st: 'done', x: failures, n };
+    next = { ...u, status: 'done', unreachableRevisits: failures, nextRevisitAt: n };
     fileRevisit(p, n, url);
   }
   p.urls.put(url, next);
@@ -185,7 +185,7 @@ export function failedRevisit(p: Partition, url: string, u: UrlState, host: Host
     time: now,
     result: gone ? 'gone' : 'error',
     estimatedChangeIntervalS: estimate === null ? null : Math.round(estimate),
-    nextVisitAt: next.n ?? now,
+    nextVisitAt: next.nextRevisitAt ?? now,
   };
   ctx.emit('revisits', url, event);
 }
@@ -204,17 +204,17 @@ export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlSta
   else if (outcome.result === 'error' || outcome.result === 'server-error' || outcome.result === 'client-error') result = 'error';
   else if (outcome.result === 'not-modified') result = 'unchanged';
   else if (!outcome.md5 || outcome.md5 === md5Of(previous)) result = 'unchanged';
-  else if (outcome.fingerprint && previous?.p && hammingDistance(outcome.fingerprint, previous.p) <= p.options.changeHammingThreshold) result = 'unchanged';
+  else if (outcome.fingerprint && previous?.fingerprint && hammingDistance(outcome.fingerprint, previous.fingerprint) <= p.options.changeHammingThreshold) result = 'unchanged';
   else result = 'changed';
   // A host that stays unreachable across revisits (its name gone, its server refusing or silent)
   // is dead, and so are its pages (the incremental archive crawler paper: servers and domains die).
   if (!first && result === 'error' && outcome.errorCode !== undefined && HOST_DEAD_CODES.has(outcome.errorCode)) {
-    const failures = (previous?.x ?? 0) + 1;
+    const failures = (previous?.unreachableRevisits ?? 0) + 1;
     if (failures >= p.options.goneAfterHostFailures) {
       result = 'gone';
-      next.st = 'gone';
+      next.status = 'gone';
     }
-    next.x = failures;
+    next.unreachableRevisits = failures;
   }
 
   const pointer = outcome.page;
@@ -225,8 +225,8 @@ export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlSta
       time: now,
       kind,
       ...(outcome.title ? { title: outcome.title } : {}),
-      ...(next.m ? { md5: md5Of(next)! } : {}),
-      ...(next.p ? { fingerprint: next.p } : {}),
+      ...(next.md5 ? { md5: md5Of(next)! } : {}),
+      ...(next.fingerprint ? { fingerprint: next.fingerprint } : {}),
       ...(pointer && kind !== 'gone' ? { page: pointer } : {}),
       ...(outcome.lang && kind !== 'gone' ? { lang: outcome.lang } : {}),
       ...textChange(outcome, previous, next, kind),
@@ -239,20 +239,20 @@ export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlSta
     // τ of a page without history: its Last-Modified, else the date a sitemap or feed gave it,
     // else its sitemap <changefreq> (as if it last changed that long ago).
     const header = outcome.validators?.lastModified ? Date.parse(outcome.validators.lastModified) / 1000 : undefined;
-    const freqMs = changeFreqMs(previous?.cf);
+    const freqMs = changeFreqMs(previous?.changeFreq);
     const lastModified =
-      header !== undefined && Number.isFinite(header) ? header : previous?.lm !== undefined ? previous.lm / 1000 : freqMs !== undefined ? nowS - freqMs / 1000 : undefined;
-    next.r = packRevisit(initialRevisit(nowS, lastModified));
+      header !== undefined && Number.isFinite(header) ? header : previous?.listedModifiedAt !== undefined ? previous.listedModifiedAt / 1000 : freqMs !== undefined ? nowS - freqMs / 1000 : undefined;
+    next.estimator = packRevisit(initialRevisit(nowS, lastModified));
   } else {
     p.stats.revisits++;
     if (result === 'changed') {
       p.stats.changed++;
       change('changed');
-    } else if (result === 'gone' && previous?.st !== 'gone') change('gone');
+    } else if (result === 'gone' && previous?.status !== 'gone') change('gone');
     const known = revisitOf(next);
-    if (result !== 'error' && known) next.r = packRevisit(updateRevisit(known, { at: nowS, changed: result === 'changed' }));
+    if (result !== 'error' && known) next.estimator = packRevisit(updateRevisit(known, { at: nowS, changed: result === 'changed' }));
   }
-  if (result === 'unchanged' && !first && previous?.m && outcome.md5 && md5Of(previous) !== outcome.md5) next.m = packMd5(outcome.md5);
+  if (result === 'unchanged' && !first && previous?.md5 && outcome.md5 && md5Of(previous) !== outcome.md5) next.md5 = packMd5(outcome.md5);
 
   // Next visit: the estimator's interval; a failed fetch is retried in a day; a gone page is not revisited.
   let nextVisitAt: number | undefined;
@@ -263,10 +263,10 @@ export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlSta
     const ctxAlloc = { weight: importanceWeight(p, next), multiplier: host.mk ?? 1, ...(prior ? { prior } : {}) };
     const intervalS = result === 'error' ? 86_400 : nextRevisitInterval(revisit, Math.random, p.revisitRules, ctxAlloc).interval;
     intervalMs = Math.round(intervalS * 1000);
-    next.w = intervalMs;
-  } else delete next.w;
+    next.revisitIntervalMs = intervalMs;
+  } else delete next.revisitIntervalMs;
   // The incremental archive crawler paper's server load index L_i = Σ 1/T_ij, kept incrementally as page intervals change.
-  if (previous?.w !== intervalMs) host.pol = changePageInterval(host.pol ?? emptyPoliteness(), previous?.w, intervalMs);
+  if (previous?.revisitIntervalMs !== intervalMs) host.pol = changePageInterval(host.pol ?? emptyPoliteness(), previous?.revisitIntervalMs, intervalMs);
   if (intervalMs !== undefined) {
     // An overloaded host (1/L_i below its politeness interval) gets its intervals stretched or
     // delayed until the schedule fits (the incremental archive crawler paper's remedies).
@@ -278,7 +278,7 @@ export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlSta
       host.ov = { a: allowedMs, k: remedy.remedy, f: remedy.factor, d: remedy.delayMs };
     } else delete host.ov;
     nextVisitAt = now + (result === 'error' ? intervalMs : applyRemedy(intervalMs, remedy));
-    next.n = nextVisitAt;
+    next.nextRevisitAt = nextVisitAt;
     // The key holds the URL; the value stays empty (one copy of the URL fewer per known page).
     fileRevisit(p, nextVisitAt, outcome.url);
   }
@@ -289,7 +289,7 @@ export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlSta
       url: outcome.url,
       time: now,
       result,
-      ...(previous?.m ? { previousHash: md5Of(previous)! } : {}),
+      ...(previous?.md5 ? { previousHash: md5Of(previous)! } : {}),
       ...(outcome.md5 ? { newHash: outcome.md5 } : {}),
       estimatedChangeIntervalS: estimate === null ? null : Math.round(estimate),
       nextVisitAt: nextVisitAt ?? now,

@@ -10,6 +10,7 @@ import { HostLoadBoard, registerHostLoadMetrics } from './load-metrics.ts';
 import { registerCrawlMetrics } from './crawl-metrics.ts';
 import { CrawlProgress } from './progress.ts';
 import { IpSlots } from './ip-slots.ts';
+import { withStateCodecs } from './state.ts';
 
 export function schedulerService(input: SchedulerOptionsInput = {}, extras: SchedulerExtras = {}): ServiceDefinition<LinksRecord, TopicRecords> {
   const options = schedulerOptionsSchema.parse(input);
@@ -24,7 +25,7 @@ export function schedulerService(input: SchedulerOptionsInput = {}, extras: Sche
     name: spec.name,
     inputs: spec.reads,
     outputs: spec.writes,
-    stores: spec.stores,
+    stores: withStateCodecs(spec.stores),
     guarantee: spec.guarantee,
     // Records, not links: a bundle carries a page's links to one host (~7 records per page). About
     // 1,000 links per batch keeps dispatch frequent and the event loop free for the fetcher's

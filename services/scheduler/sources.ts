@@ -74,8 +74,8 @@ export function countDiscovery(p: Partition, hints: LinkHints | undefined): void
 
 /** Moves a known URL's next visit to `at` (it must not be queued or in flight). */
 function revisitAt(p: Partition, url: string, u: UrlState, at: number): void {
-  if (u.n !== undefined) p.queueStore.delete(revisitKey(u.n, url));
-  p.urls.put(url, { ...u, n: at });
+  if (u.nextRevisitAt !== undefined) p.queueStore.delete(revisitKey(u.nextRevisitAt, url));
+  p.urls.put(url, { ...u, nextRevisitAt: at });
   fileRevisit(p, at, url);
 }
 
@@ -84,9 +84,9 @@ function revisitAt(p: Partition, url: string, u: UrlState, at: number): void {
  * with a read as soon as its host allows.
  */
 export function adoptSource(p: Partition, url: string, known: UrlState, kind: SourceKind, now: number): UrlState {
-  if (known.k === kind) return known;
-  const next: UrlState = { ...known, k: kind };
-  if (known.st === 'queued' || known.st === 'inflight') p.urls.put(url, next);
+  if (known.source === kind) return known;
+  const next: UrlState = { ...known, source: kind };
+  if (known.status === 'queued' || known.status === 'inflight') p.urls.put(url, next);
   else revisitAt(p, url, next, now);
   return next;
 }
@@ -97,25 +97,25 @@ export function adoptSource(p: Partition, url: string, known: UrlState, kind: So
  */
 export function applyHints(p: Partition, url: string, known: UrlState, hints: LinkHints, now: number): UrlState {
   let next = known;
-  if (hints.priority !== undefined && known.a !== hints.priority) next = { ...next, a: hints.priority };
-  const fetchedAt = known.f;
+  if (hints.priority !== undefined && known.sitemapPriority !== hints.priority) next = { ...next, sitemapPriority: hints.priority };
+  const fetchedAt = known.lastFetchAt;
   const changed = hints.lastmod !== undefined && fetchedAt !== undefined && hints.lastmod > fetchedAt;
-  if (changed && (known.st === 'done' || known.st === 'error') && !(known.n !== undefined && known.n <= now)) {
+  if (changed && (known.status === 'done' || known.status === 'error') && !(known.nextRevisitAt !== undefined && known.nextRevisitAt <= now)) {
     revisitAt(p, url, next, now);
     p.stats.lastmodRevisits = (p.stats.lastmodRevisits ?? 0) + 1;
-    return { ...next, n: now };
+    return { ...next, nextRevisitAt: now };
   }
   if (next !== known) p.urls.put(url, next);
   return next;
 }
 
 /** The fields a new URL found through a sitemap or feed keeps until its first fetch. */
-export function hintFields(hints: LinkHints | undefined): Pick<UrlState, 'a' | 'lm' | 'cf'> {
+export function hintFields(hints: LinkHints | undefined): Pick<UrlState, 'sitemapPriority' | 'listedModifiedAt' | 'changeFreq'> {
   if (hints === undefined) return {};
   return {
-    ...(hints.priority !== undefined ? { a: hints.priority } : {}),
-    ...(hints.lastmod !== undefined ? { lm: hints.lastmod } : {}),
-    ...(hints.changefreq !== undefined ? { cf: hints.changefreq } : {}),
+    ...(hints.priority !== undefined ? { sitemapPriority: hints.priority } : {}),
+    ...(hints.lastmod !== undefined ? { listedModifiedAt: hints.lastmod } : {}),
+    ...(hints.changefreq !== undefined ? { changeFreq: hints.changefreq } : {}),
   };
 }
 
@@ -158,10 +158,10 @@ async function memoryOf(p: Partition, url: string): Promise<SourceMemory> {
 
 /**
  * The outcome of a source's read: count it, adapt its schedule and file its next read. `next` is
- * the URL state being written for it (its `n` is set here).
+ * the URL state being written for it (its `nextRevisitAt` is set here).
  */
 export async function sourceOutcome(p: Partition, outcome: OutcomeLink, next: UrlState, now: number): Promise<void> {
-  const kind = next.k;
+  const kind = next.source;
   if (kind === undefined) return;
   const url = outcome.url;
   const failed = outcome.result === 'error' || outcome.result === 'server-error' || outcome.result === 'client-error';
@@ -221,7 +221,7 @@ export async function sourceOutcome(p: Partition, outcome: OutcomeLink, next: Ur
 }
 
 function fileNext(p: Partition, url: string, next: UrlState, at: number): void {
-  if (next.n !== undefined && next.n !== at) p.queueStore.delete(revisitKey(next.n, url));
-  next.n = at;
+  if (next.nextRevisitAt !== undefined && next.nextRevisitAt !== at) p.queueStore.delete(revisitKey(next.nextRevisitAt, url));
+  next.nextRevisitAt = at;
   fileRevisit(p, at, url);
 }

@@ -5,10 +5,13 @@ import type { RevisitState } from '../revisit/estimator.ts';
 import type { RedirectHop } from '../../schemas/frontier.ts';
 import type { RedirectCounters } from './redirects.ts';
 import { REDIRECT_QUEUE_BOOST } from './redirects.ts';
+import type { StoreCodec } from '../runtime/index.ts';
 
 /**
- * What the scheduler keeps per URL and per host in its partition's stores. Field names are short
- * because there is one record per known URL (bytes per URL matter at 10^8 URLs).
+ * What the scheduler keeps per URL and per host in its partition's stores. A URL record is read
+ * and written under the names below; on disk (RocksDB, changelogs) each field has a key of one or
+ * two letters (URL_KEYS), because there is one record per known URL and bytes per URL matter at
+ * 10^8 URLs. urlStateCodec converts between the two, so the stored format is the one it always was.
  */
 
 /** capped: not fetched, its site at its page cap; trap: not fetched, its URL template proved a trap */
@@ -16,62 +19,125 @@ export type UrlStatus = 'queued' | 'inflight' | 'done' | 'error' | 'gone' | 'dis
 
 export interface UrlState {
   /** status */
-  st: UrlStatus;
+  status: UrlStatus;
   /** depth from the nearest seed */
-  d: number;
+  depth: number;
   /** CGI hops */
-  c: number;
+  cgiHops: number;
   /** priority score (IPR approximation) */
-  s: number;
+  score: number;
   /** queue key while queued */
-  q?: string;
+  queueKey?: string;
   /** last fetch time (ms) */
-  f?: number;
+  lastFetchAt?: number;
   /** HTTP status of the last fetch */
-  h?: number;
+  httpStatus?: number;
   /** md5 of the last body, base64url (22 characters; older stores: hex); read it with md5Of() */
-  m?: string;
+  md5?: string;
   /** ETag / Last-Modified */
-  e?: string;
-  l?: string;
+  etag?: string;
+  lastModified?: string;
   /** 64-bit text fingerprint (hex) of the last body */
-  p?: string;
+  fingerprint?: string;
   /**
    * 18-bit hashes (3 base64url characters each) of the first 64 main-text paragraphs of the version
    * last reported on `changes` (services/common/text-diff.ts): at most 192 characters
    */
-  tp?: string;
-  /** paragraphs of that version in all, when more than `tp` holds */
-  tn?: number;
+  paragraphHashes?: string;
+  /** paragraphs of that version in all, when more than `paragraphHashes` holds */
+  paragraphCount?: number;
   /**
    * change-rate estimator state (the incremental archive crawler paper, services/revisit), packed: 24 bytes as base64url (whole
    * seconds); read it with revisitOf(). Older stores hold the plain object, which is still read.
    */
-  r?: string | RevisitState;
+  estimator?: string | RevisitState;
   /** next revisit time (ms); the revisit index entry is keyed by it */
-  n?: number;
+  nextRevisitAt?: number;
   /** scheduled revisit interval (ms), counted in the host's load index L_i */
-  w?: number;
+  revisitIntervalMs?: number;
   /** queued as a revisit of a known page (not a discovery) */
-  v?: 1;
+  queuedAsRevisit?: true;
   /** IPR-AR: score received since this page last passed its score on */
-  y?: number;
+  scoreToPass?: number;
   /** consecutive revisits that found the host unreachable (DNS, connection refused or timed out) */
-  x?: number;
+  unreachableRevisits?: number;
   /** failed first fetches queued again so far (`pageRetries`) */
-  t?: number;
+  retries?: number;
   /** while queued as a redirect target: the redirect chain that led here (sent on the request) */
-  rc?: RedirectHop[];
+  redirectChain?: RedirectHop[];
   /** discovery mode: host name of the start site this URL was found from */
-  o?: string;
+  startSite?: string;
   /** a source re-read on its own schedule (services/scheduler/sources.ts): sitemap, feed or daily page */
-  k?: 'sitemap' | 'feed' | 'daily';
+  source?: 'sitemap' | 'feed' | 'daily';
   /** sitemap <priority>: the α hint of revisit selection */
-  a?: number;
+  sitemapPriority?: number;
   /** until the first fetch: sitemap <lastmod> / feed item date (ms), seeds the change interval */
-  lm?: number;
+  listedModifiedAt?: number;
   /** until the first fetch: sitemap <changefreq>, a change-interval hint */
-  cf?: 'always' | 'hourly' | 'daily' | 'weekly' | 'monthly' | 'yearly' | 'never';
+  changeFreq?: 'always' | 'hourly' | 'daily' | 'weekly' | 'monthly' | 'yearly' | 'never';
+}
+
+/** The key each field of a URL record has on disk. A new field needs one here (the type checks it). */
+export const URL_KEYS = {
+  status: 'st',
+  depth: 'd',
+  cgiHops: 'c',
+  score: 's',
+  queueKey: 'q',
+  lastFetchAt: 'f',
+  httpStatus: 'h',
+  md5: 'm',
+  etag: 'e',
+  lastModified: 'l',
+  fingerprint: 'p',
+  paragraphHashes: 'tp',
+  paragraphCount: 'tn',
+  estimator: 'r',
+  nextRevisitAt: 'n',
+  revisitIntervalMs: 'w',
+  queuedAsRevisit: 'v',
+  scoreToPass: 'y',
+  unreachableRevisits: 'x',
+  retries: 't',
+  redirectChain: 'rc',
+  startSite: 'o',
+  source: 'k',
+  sitemapPriority: 'a',
+  listedModifiedAt: 'lm',
+  changeFreq: 'cf',
+} as const satisfies { readonly [F in keyof Required<UrlState>]: string };
+
+const URL_FIELDS = new Map<string, string>(Object.entries(URL_KEYS).map(([field, key]) => [key, field]));
+
+/** A URL record as it is stored: short keys; `queuedAsRevisit` as 1. Unknown fields are kept as they are. */
+export function encodeUrlState(u: UrlState): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const keys: Readonly<Record<string, string>> = URL_KEYS;
+  for (const field in u) {
+    const value = (u as unknown as Record<string, unknown>)[field];
+    if (value === undefined) continue;
+    out[keys[field] ?? field] = field === 'queuedAsRevisit' ? 1 : value;
+  }
+  return out;
+}
+
+/** A stored URL record under its fields' names. */
+export function decodeUrlState(stored: unknown): UrlState {
+  if (stored === null || typeof stored !== 'object') throw new TypeError(`a stored URL record is an object, not ${JSON.stringify(stored)}`);
+  const out: Record<string, unknown> = {};
+  for (const key in stored) {
+    const field = URL_FIELDS.get(key) ?? key;
+    out[field] = field === 'queuedAsRevisit' ? true : (stored as Record<string, unknown>)[key];
+  }
+  return out as unknown as UrlState;
+}
+
+/** The `urls` store's codec: the logic reads fields by name, the disk keeps the short keys. */
+export const urlStateCodec: StoreCodec<UrlState> = { encode: encodeUrlState, decode: decodeUrlState };
+
+/** The scheduler's stores as a task opens them: `urls` through urlStateCodec. */
+export function withStateCodecs<S extends { readonly name: string }>(stores: readonly S[]): (S & { codec?: StoreCodec<unknown> })[] {
+  return stores.map((s) => (s.name === 'urls' ? { ...s, codec: urlStateCodec as StoreCodec<unknown> } : s));
 }
 
 export interface InFlight {
@@ -166,15 +232,15 @@ export function takeInFlight(state: HostState, requestId: string): InFlight | un
 }
 
 /** The URL's estimator state, if it has one. */
-export function revisitOf(u: Pick<UrlState, 'r'> | undefined): RevisitState | undefined {
-  const r = u?.r;
+export function revisitOf(u: Pick<UrlState, 'estimator'> | undefined): RevisitState | undefined {
+  const r = u?.estimator;
   if (r === undefined) return undefined;
   if (typeof r !== 'string') return r;
   const bytes = Buffer.from(r, 'base64url');
   return bytes.byteLength >= PACKED_STATE_BYTES ? unpackState(bytes) : undefined;
 }
 
-/** Packs estimator state for UrlState.r (32 characters instead of ~65 as JSON). */
+/** Packs estimator state for UrlState.estimator (32 characters instead of ~65 as JSON). */
 export function packRevisit(state: RevisitState): string {
   return Buffer.from(packState(state)).toString('base64url');
 }
@@ -185,8 +251,8 @@ export function packMd5(hex: string): string {
 }
 
 /** The URL's last MD5 as hex. */
-export function md5Of(u: Pick<UrlState, 'm'> | undefined): string | undefined {
-  const m = u?.m;
+export function md5Of(u: Pick<UrlState, 'md5'> | undefined): string | undefined {
+  const m = u?.md5;
   if (m === undefined) return undefined;
   return m.length === 22 ? Buffer.from(m, 'base64url').toString('hex') : m;
 }
@@ -380,11 +446,11 @@ export function rescoredInverted(rank: QueueRank, score: number): number {
 }
 
 /** Place in its host's queue of the entry stored under `key` for `u` (the queue cache's order on load). */
-export function queueOrder(host: string, key: string, u: Pick<UrlState, 'st' | 'q' | 's'> | undefined): QueueRank {
+export function queueOrder(host: string, key: string, u: Pick<UrlState, 'status' | 'queueKey' | 'score'> | undefined): QueueRank {
   const rank = queueRank(host, key);
   // Known URLs keep their key (γ at the time they became due); stale entries are dropped when reached.
-  if (rank.group === KNOWN_GROUP || !u || u.st !== 'queued' || u.q !== key) return rank;
-  rank.inverted = rescoredInverted(rank, u.s);
+  if (rank.group === KNOWN_GROUP || !u || u.status !== 'queued' || u.queueKey !== key) return rank;
+  rank.inverted = rescoredInverted(rank, u.score);
   return rank;
 }
 

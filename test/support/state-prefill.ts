@@ -9,7 +9,7 @@ import { partitionForKey } from '../../services/runtime/partitioner.ts';
 import type { KafkaTransport } from '../../services/runtime/kafka/kafka-transport.ts';
 import type { OutRecord } from '../../services/runtime/transport.ts';
 import { changelogTopicName } from '../../topology/index.ts';
-import { emptyStats, packRevisit, revisitKey, STATS_KEY } from '../../services/scheduler/state.ts';
+import { emptyStats, encodeUrlState, packRevisit, revisitKey, STATS_KEY } from '../../services/scheduler/state.ts';
 import type { HostState, UrlState } from '../../services/scheduler/state.ts';
 import { initialState } from '../../services/revisit/estimator.ts';
 import { emptyPoliteness } from '../../services/scheduler/politeness/index.ts';
@@ -75,8 +75,8 @@ export async function prefillSchedulerState(transport: KafkaTransport, o: Prefil
       const host = hosts[i % hosts.length]!;
       const url = `http://${host}/archive/${Math.floor(i / hosts.length) % 50}/item-${i}.html`;
       const due = now + YEAR_MS + (i % 86_400) * 1000;
-      const state: UrlState = { st: 'done', d: 2, c: 0, s: 1, f: now - 86_400_000, h: 200, e: `"${i.toString(16)}"`, r: revisit, n: due, w: YEAR_MS };
-      await push({ topic: topic('urls'), partition: p, key: url, value: Buffer.from(JSON.stringify(state), 'utf8') });
+      const state: UrlState = { status: 'done', depth: 2, cgiHops: 0, score: 1, lastFetchAt: now - 86_400_000, httpStatus: 200, etag: `"${i.toString(16)}"`, estimator: revisit, nextRevisitAt: due, revisitIntervalMs: YEAR_MS };
+      await push({ topic: topic('urls'), partition: p, key: url, value: Buffer.from(JSON.stringify(encodeUrlState(state)), 'utf8') });
       await push({ topic: topic('queues'), partition: p, key: revisitKey(due, url), value: empty });
     }
     for (const host of hosts) {

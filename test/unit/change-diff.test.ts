@@ -61,8 +61,8 @@ describe('changed records with a diff of the main text', () => {
     await h.answer(await h.nextPage(), parsed(html(V1)));
     assert.deepEqual(changes(h).map((c) => [c.kind, c.diff]), [['new', undefined]]);
     const stored = (await h.driver.store<UrlState>('urls').get(URL_A))!;
-    assert.equal(stored.tp?.length, 4 * 3, 'three characters of state per paragraph');
-    assert.equal(stored.tn, undefined);
+    assert.equal(stored.paragraphHashes?.length, 4 * 3, 'three characters of state per paragraph');
+    assert.equal(stored.paragraphCount, undefined);
 
     // Gains a paragraph in the middle.
     const added = 'A storm warning was issued for the southern islands in the afternoon.';
@@ -101,7 +101,7 @@ describe('changed records with a diff of the main text', () => {
     await h.answer(await revisit(), { status: 404, result: 'gone', md5: undefined });
     assert.deepEqual(changes(h).map((x) => x.kind), ['new', 'changed', 'changed', 'changed', 'gone']);
     assert.equal(changes(h).at(-1)!.diff, undefined);
-    assert.equal((await h.driver.store<UrlState>('urls').get(URL_A))!.tp, undefined);
+    assert.equal((await h.driver.store<UrlState>('urls').get(URL_A))!.paragraphHashes, undefined);
     await h.stop();
   });
 
@@ -112,7 +112,7 @@ describe('changed records with a diff of the main text', () => {
     // As an outcome of a parser from before main text was carried.
     const { text: _none, ...old } = parsed(html(V1));
     await h.answer(await h.nextPage(), old);
-    assert.equal((await h.driver.store<UrlState>('urls').get(URL_A))!.tp, undefined);
+    assert.equal((await h.driver.store<UrlState>('urls').get(URL_A))!.paragraphHashes, undefined);
     const v2 = [...V1, 'Harbour lights will be replaced next week, the port authority said.'];
     await h.answer(await revisit(), parsed(html(v2)));
     assert.equal(changes(h).at(-1)!.kind, 'changed');
@@ -130,8 +130,8 @@ describe('changed records with a diff of the main text', () => {
     const long = Array.from({ length: 90 }, (_, i) => `The ${word(i)} ${word(i + 101)} met the ${word(i + 202)} near the ${word(i + 303)}.`);
     await h.answer(await h.nextPage(), parsed(html(long)));
     const stored = (await h.driver.store<UrlState>('urls').get(URL_A))!;
-    assert.equal(stored.tp?.length, 192);
-    assert.equal(stored.tn, 90);
+    assert.equal(stored.paragraphHashes?.length, 192);
+    assert.equal(stored.paragraphCount, 90);
     // Twenty paragraphs added at the top push the last twenty of the window out of it: not removed.
     const update = Array.from({ length: 20 }, (_, i) => `Update: the ${word(i + 500)} left the ${word(i + 600)}.`);
     await h.answer(await revisit(), parsed(html([...update, ...long])));

@@ -53,13 +53,13 @@ describe('queue ranks', () => {
 
   it('queueOrder leaves known URLs and stale entries at their key', () => {
     const key = queueKey(HOST, 1, 5);
-    const queued: UrlState = { st: 'queued', d: 1, c: 0, s: 3, q: key };
+    const queued: UrlState = { status: 'queued', depth: 1, cgiHops: 0, score: 3, queueKey: key };
     assert.deepEqual(queueOrder(HOST, key, queued), queueRank(HOST, queueKey(HOST, 3, 5)));
-    assert.deepEqual(queueOrder(HOST, key, { ...queued, st: 'done' }), queueRank(HOST, key));
-    assert.deepEqual(queueOrder(HOST, key, { ...queued, q: queueKey(HOST, 1, 6) }), queueRank(HOST, key));
+    assert.deepEqual(queueOrder(HOST, key, { ...queued, status: 'done' }), queueRank(HOST, key));
+    assert.deepEqual(queueOrder(HOST, key, { ...queued, queueKey: queueKey(HOST, 1, 6) }), queueRank(HOST, key));
     assert.deepEqual(queueOrder(HOST, key, undefined), queueRank(HOST, key));
     const known = knownQueueKey(HOST, 0.4, 9);
-    assert.deepEqual(queueOrder(HOST, known, { ...queued, q: known }), queueRank(HOST, known));
+    assert.deepEqual(queueOrder(HOST, known, { ...queued, queueKey: known }), queueRank(HOST, known));
   });
 });
 
@@ -80,7 +80,7 @@ async function withQueues(dir: string, fn: (q: QueueBench) => Promise<void>): Pr
     const scores = new Map<string, number>();
     const keys = new Map<string, string>();
     const orderOf: QueueOrder = async (host, stored) =>
-      stored.map((e) => queueOrder(host, e.key, { st: 'queued', q: keys.get(e.url), s: scores.get(e.url) ?? 0 }));
+      stored.map((e) => queueOrder(host, e.key, { status: 'queued', queueKey: keys.get(e.url), score: scores.get(e.url) ?? 0 }));
     const commit = async (): Promise<void> => {
       await stores.db.batch(store.pendingOps());
       stores.committed();

@@ -9,7 +9,7 @@ import { ManualClock, silentLogger } from '../../services/runtime/index.ts';
 import type { KeyValueStore, ProcessorContext, RangeQuery } from '../../services/runtime/index.ts';
 import { TaskStores } from '../../services/runtime/task-stores.ts';
 import { SchedulerProcessor, schedulerOptionsSchema } from '../../services/scheduler/service.ts';
-import { REVISIT_PREFIX, revisitKey, revisitKeyBound } from '../../services/scheduler/state.ts';
+import { REVISIT_PREFIX, revisitKey, revisitKeyBound, withStateCodecs } from '../../services/scheduler/state.ts';
 import type { UrlState } from '../../services/scheduler/state.ts';
 import { INITIAL_REVISIT_FLOOR, fileRevisit } from '../../services/scheduler/partition.ts';
 import { SWEEP_LIMIT, floorAfterSweep } from '../../services/scheduler/revisits.ts';
@@ -55,7 +55,7 @@ describe('revisit sweep on RocksDB', () => {
 
   it('starts each sweep at its floor, sweeps every due entry once; a restarted partition starts at the beginning', async () => {
     dir = tempDir('meguri-sweep-');
-    const opened = await TaskStores.open(dir, 'scheduler', 0, STORES);
+    const opened = await TaskStores.open(dir, 'scheduler', 0, withStateCodecs(STORES.map((name) => ({ name }))));
     stores = opened;
     const clock = new ManualClock(T0);
     /** The lower bound of every range read of the long-term queue. */
@@ -100,7 +100,7 @@ describe('revisit sweep on RocksDB', () => {
     const total = 2 * SWEEP_LIMIT + 500;
     for (let i = 0; i < total; i++) {
       const n = T0 + i;
-      urls.put(known(i), { st: 'done', d: 1, c: 0, s: 1, f: T0 - 86_400_000, h: 200, n, w: 86_400_000 });
+      urls.put(known(i), { status: 'done', depth: 1, cgiHops: 0, score: 1, lastFetchAt: T0 - 86_400_000, httpStatus: 200, nextRevisitAt: n, revisitIntervalMs: 86_400_000 });
       queues.put(revisitKey(n, known(i)), '');
     }
     await commit();
@@ -114,7 +114,7 @@ describe('revisit sweep on RocksDB', () => {
     assert.ok(sweep, 'the sweep timer is registered');
     const queued = async (): Promise<number> => {
       let n = 0;
-      for (let i = 0; i < total; i++) if ((await urls.get(known(i)))?.st === 'queued') n++;
+      for (let i = 0; i < total; i++) if ((await urls.get(known(i)))?.status === 'queued') n++;
       return n;
     };
 
@@ -134,7 +134,7 @@ describe('revisit sweep on RocksDB', () => {
     // A partition rebuilt from the stores (a restart, a moved partition, a failed batch) starts
     // again at the start of the index, so an entry below the old floor is found.
     const late = 'http://h0.test/restored-late';
-    urls.put(late, { st: 'done', d: 1, c: 0, s: 1, f: T0 - 86_400_000, h: 200, n: T0, w: 86_400_000 });
+    urls.put(late, { status: 'done', depth: 1, cgiHops: 0, score: 1, lastFetchAt: T0 - 86_400_000, httpStatus: 200, nextRevisitAt: T0, revisitIntervalMs: 86_400_000 });
     queues.put(revisitKey(T0, late), '');
     await commit();
     timers.length = 0;
@@ -144,6 +144,6 @@ describe('revisit sweep on RocksDB', () => {
     await timers[1]!(ctx);
     await commit();
     assert.deepEqual(sweepStarts, [REVISIT_PREFIX]);
-    assert.equal((await urls.get(late))?.st, 'queued', 'found from the start of the index');
+    assert.equal((await urls.get(late))?.status, 'queued', 'found from the start of the index');
   });
 });

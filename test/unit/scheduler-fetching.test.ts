@@ -544,13 +544,13 @@ describe('scheduler building blocks', () => {
   it('per-URL state is stored compactly and read back exactly', () => {
     const md5 = '0123456789abcdef0123456789abcdef';
     assert.equal(packMd5(md5).length, 22);
-    assert.equal(md5Of({ m: packMd5(md5) }), md5);
-    assert.equal(md5Of({ m: md5 }), md5, 'hex from older stores still reads');
+    assert.equal(md5Of({ md5: packMd5(md5) }), md5);
+    assert.equal(md5Of({ md5: md5 }), md5, 'hex from older stores still reads');
     const r = { a: 5_184_000, s: 4_320_000, m: 3, c: 86_400, l: 1_764_000_000, i: 172_800 };
     assert.equal(packRevisit(r).length, 32);
-    assert.deepEqual(revisitOf({ r: packRevisit(r) }), r);
-    assert.deepEqual(revisitOf({ r }), r, 'the object form from older stores still reads');
-    assert.deepEqual(revisitOf({ r: packRevisit({ ...r, a: r.a + 0.4, l: r.l + 0.6 }) }), { ...r, l: r.l + 1 }, 'whole seconds');
+    assert.deepEqual(revisitOf({ estimator: packRevisit(r) }), r);
+    assert.deepEqual(revisitOf({ estimator: r }), r, 'the object form from older stores still reads');
+    assert.deepEqual(revisitOf({ estimator: packRevisit({ ...r, a: r.a + 0.4, l: r.l + 0.6 }) }), { ...r, l: r.l + 1 }, 'whole seconds');
     assert.equal(revisitOf({}), undefined);
     assert.equal(roundScore(2.659976811846718), 2.659977);
   });
