@@ -38,7 +38,8 @@ import type { InputRecord, ProcessorContext } from '../services/runtime/index.ts
 import type { BatchOp } from '../services/runtime/rocksdb.ts';
 import { TaskStores } from '../services/runtime/task-stores.ts';
 import { SchedulerProcessor, schedulerOptionsSchema } from '../services/scheduler/service.ts';
-import { REVISIT_PREFIX, STATS_KEY, emptyStats, encodeUrlState, packRevisit, revisitKey, roundScore, withStateCodecs } from '../services/scheduler/state.ts';
+import { REVISIT_PREFIX, STATS_KEY, emptyStats, packRevisit, revisitKey, roundScore } from '../services/scheduler/state.ts';
+import { encodeUrlState, withStateCodecs } from '../services/scheduler/state-codec.ts';
 import type { HostState, PartitionStats, UrlState } from '../services/scheduler/state.ts';
 import { rulesForFetchResult, toJSON } from '../services/scheduler/robots/index.ts';
 import { emptyPoliteness, intervalBin } from '../services/scheduler/politeness/index.ts';
@@ -231,13 +232,13 @@ async function populate(from: number, to: number): Promise<void> {
   await inFlight;
   for (const [h, { count, rate, bins }] of added.entries()) {
     const existing = from === 0 ? undefined : ((await hosts.get(hostOf(h))) as HostState | undefined);
-    const before = existing?.pol ?? emptyPoliteness();
+    const before = existing?.politeness ?? emptyPoliteness();
     const lh = { ...before.lh };
     for (const [bin, n] of bins) lh[String(bin)] = (lh[String(bin)] ?? 0) + n;
     const pol: PolitenessState = { ...before, L: (before.L ?? 0) + rate, ...(bins.size > 0 ? { lh } : {}) };
     const host: HostState = existing
-      ? { ...existing, fetched: existing.fetched + count, pol }
-      : { queued: 0, fetched: count, nextAt: 0, scheme: 'http', robots, robotsDueAt: now + 365 * 86_400_000, pol };
+      ? { ...existing, fetched: existing.fetched + count, politeness: pol }
+      : { queued: 0, fetched: count, nextAt: 0, scheme: 'http', robots, robotsDueAt: now + 365 * 86_400_000, politeness: pol };
     hosts.put(hostOf(h), host);
   }
   const stats = ((await hosts.get(STATS_KEY)) as PartitionStats | undefined) ?? { ...emptyStats(), seq: 1 };

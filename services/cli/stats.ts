@@ -14,6 +14,7 @@ import { stateKeyPrefix } from '../runtime/embedded/keys.ts';
 import { changelogTopicName } from '../../topology/index.ts';
 import type { KeyValueStore } from '../runtime/store.ts';
 import { STATS_KEY, emptyStats } from '../scheduler/state.ts';
+import { withStateCodecs } from '../scheduler/state-codec.ts';
 import type { HostState, PartitionStats } from '../scheduler/state.ts';
 import { emptyPoliteness, loadReport, politenessConfig } from '../scheduler/politeness/index.ts';
 import type { LoadRow, OverloadRemedy } from '../scheduler/politeness/index.ts';
@@ -37,6 +38,9 @@ export interface HostRow extends LoadRow {
   allowedIntervalS: number | null;
 }
 
+
+/** The one store read here, through the codec the scheduler wrote it with. */
+const HOSTS_STORE = withStateCodecs([{ name: 'hosts' }]);
 /**
  * Opens each scheduler partition's `hosts` store in turn (in partition order) and hands it to `each`:
  * from the embedded log of an embedded crawl (which keeps the stores), else from the store
@@ -57,7 +61,7 @@ async function forEachPartition(dataDir: string, topicPrefix: string, each: (par
   for (const partition of partitions) {
     let stores: TaskStores;
     try {
-      stores = await TaskStores.open(dataDir, group, partition, ['hosts']);
+      stores = await TaskStores.open(dataDir, group, partition, HOSTS_STORE);
     } catch (err) {
       throw new Error(`cannot open the state of partition ${partition}: ${(err as Error).message} (is a crawl still running on this data directory?)`);
     }
@@ -82,7 +86,7 @@ async function forEachLogPartition(dataDir: string, group: string, each: (partit
     const changelog = log.topic(changelogTopicName(group, 'hosts'));
     if (!changelog) throw new Error(`no scheduler state in the embedded log in ${dataDir} (is --topic-prefix the crawl's prefix?)`);
     for (let partition = 0; partition < changelog.partitions.length; partition++) {
-      const stores = TaskStores.inline(log.stateDb, stateKeyPrefix(group, partition), ['hosts']);
+      const stores = TaskStores.inline(log.stateDb, stateKeyPrefix(group, partition), HOSTS_STORE);
       const hosts = stores.store<HostState | PartitionStats>('hosts');
       // A partition whose task never ran has no stores.
       if ((await hosts.checkpoint()) === undefined) continue;
@@ -99,7 +103,7 @@ export async function hostRows(dataDir: string, topicPrefix = '', now = Date.now
   await forEachPartition(dataDir, topicPrefix, async (partition, hosts) => {
     for await (const [host, stored] of hosts.range({ lt: STATS_KEY })) {
       const value = stored as HostState;
-      const pol = value.pol ?? emptyPoliteness();
+      const pol = value.politeness ?? emptyPoliteness();
       const ctx = value.crawlDelayMs !== undefined ? { crawlDelayMs: value.crawlDelayMs } : {};
       const state: HostRow['state'] = value.robotsParked
         ? 'robots-unreachable'
@@ -113,18 +117,18 @@ export async function hostRows(dataDir: string, topicPrefix = '', now = Date.now
       const report = loadReport(host, pol, config, ctx);
       // The crawl records its own verdict when it plans a revisit on an overloaded host (this
       // command does not know the crawl's politeness settings).
-      const ov = value.ov;
+      const ov = value.overload;
       rows.push({
         ...report,
         overloaded: report.overloaded || ov !== undefined,
-        remedy: ov ? ov.k : null,
-        stretch: ov ? ov.f : 1,
-        delayS: ov ? Math.round(ov.d / 1000) : 0,
-        allowedIntervalS: ov ? ov.a / 1000 : null,
+        remedy: ov ? ov.remedy : null,
+        stretch: ov ? ov.factor : 1,
+        delayS: ov ? Math.round(ov.delayMs / 1000) : 0,
+        allowedIntervalS: ov ? ov.allowedIntervalMs / 1000 : null,
         partition,
         fetched: value.fetched,
         queued: value.queued,
-        templateSkipped: value.tk ?? 0,
+        templateSkipped: value.templateSkipped ?? 0,
         nextInS: Math.max(0, Math.round((value.nextAt - now) / 100) / 10),
         state,
       });
@@ -171,9 +175,9 @@ export async function crawlStats(dataDir: string, topicPrefix = '', now = Date.n
       row.queued += h.queued;
       if (h.inflight) row.hostsInFlight++;
       if (h.robotsParked) row.hostsRobotsUnreachable++;
-      else if (h.pol?.p !== undefined && h.pol.p > now) row.hostsParked++;
-      else if (h.pol?.s !== undefined && h.pol.s > now) row.hostsSuspended++;
-      if (h.ov) row.hostsOverloaded++;
+      else if (h.politeness?.p !== undefined && h.politeness.p > now) row.hostsParked++;
+      else if (h.politeness?.s !== undefined && h.politeness.s > now) row.hostsSuspended++;
+      if (h.overload) row.hostsOverloaded++;
     }
     partitions.push(row);
   });

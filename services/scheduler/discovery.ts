@@ -54,7 +54,7 @@ export function forwardToCanonicalInMemory(p: Partition, v: UnbundledLinksRecord
 
 /** `url` on the origin its host is a learned alias of (the host state's `al`), or `url` itself. */
 function learnedOrigin(url: string, state: HostState | PartitionStats | undefined): string {
-  const learned = (state as HostState | undefined)?.al;
+  const learned = (state as HostState | undefined)?.alias;
   return learned === undefined ? url : moveToOrigin(url, learned);
 }
 
@@ -251,7 +251,7 @@ function countRefusal(p: Partition, reason: 'template-budget' | 'query', state: 
   }
   p.stats.templateSkipped++;
   if (state !== undefined) {
-    state.tk = (state.tk ?? 0) + 1;
+    state.templateSkipped = (state.templateSkipped ?? 0) + 1;
     p.hosts.put(host, state);
   }
 }
@@ -303,7 +303,7 @@ function queueNew(
   origin: { redirect?: RedirectHop[]; startSite?: string; source?: SourceKind; hints?: LinkHints },
 ): void {
   const { redirect, startSite, source, hints } = origin;
-  if (rule?.maxPages !== undefined && (state.pg ?? 0) >= rule.maxPages) {
+  if (rule?.maxPages !== undefined && (state.distinctPages ?? 0) >= rule.maxPages) {
     p.stats.hostRuleSkipped++;
     return;
   }

@@ -88,8 +88,8 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
   const flying = inFlightCount(state);
   if (flying > 0) {
     const ctxPol = state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {};
-    const plain = state.inflight!.kind === 'page' && state.ov === undefined && ruleFor(p, host)?.minIntervalS === undefined;
-    if (!plain || !mayOverlap(flying, maxPerHostFor(p, host), state.pol ?? emptyPoliteness(), p.politeness, ctxPol)) return false;
+    const plain = state.inflight!.kind === 'page' && state.overload === undefined && ruleFor(p, host)?.minIntervalS === undefined;
+    if (!plain || !mayOverlap(flying, maxPerHostFor(p, host), state.politeness ?? emptyPoliteness(), p.politeness, ctxPol)) return false;
   }
   if (state.nextAt > now) {
     schedule(p, host, state.nextAt);
@@ -102,8 +102,8 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
     p.hosts.put(host, state);
     return false;
   }
-  if (rule?.minIntervalS !== undefined && state.pol?.w !== undefined && state.pol.w + rule.minIntervalS * 1000 > now) {
-    schedule(p, host, state.pol.w + rule.minIntervalS * 1000);
+  if (rule?.minIntervalS !== undefined && state.politeness?.w !== undefined && state.politeness.w + rule.minIntervalS * 1000 > now) {
+    schedule(p, host, state.politeness.w + rule.minIntervalS * 1000);
     return false;
   }
   // Per-site page cap (Muraoka et al.): at the cap the site's new URLs are given up; revisits go on.
@@ -113,13 +113,13 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
     if (state.queued === 0) return false;
   }
   // Parked after repeated failures, suspended after a long continuous run, or a Retry-After.
-  const gate = beforeRequest(state.pol ?? emptyPoliteness(), now, p.politeness);
+  const gate = beforeRequest(state.politeness ?? emptyPoliteness(), now, p.politeness);
   if (!gate.ok) {
     schedule(p, host, gate.retryAt);
     return false;
   }
   // The host's address before anything is asked of its server, so the cap below sees every request.
-  if (p.options.learnAddressFirst === true && state.ip === undefined && state.ia === undefined) {
+  if (p.options.learnAddressFirst === true && state.ip === undefined && state.addressAskedAt === undefined) {
     if (flying > 0) return false;
     const first = await p.queues.head(host);
     if (!first) return false;
@@ -161,11 +161,11 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
     if (!head.known && rule?.judgeTraps !== false && (await p.templates.isTrap(host, head.url))) {
       p.urls.put(head.url, { status: 'trap', depth: urlState.depth, cgiHops: urlState.cgiHops, score: urlState.score });
       p.stats.templateSkipped++;
-      state.tk = (state.tk ?? 0) + 1;
+      state.templateSkipped = (state.templateSkipped ?? 0) + 1;
       p.hosts.put(host, state);
       continue;
     }
-    if (!head.known && rule?.maxPages !== undefined && (state.pg ?? 0) >= rule.maxPages) {
+    if (!head.known && rule?.maxPages !== undefined && (state.distinctPages ?? 0) >= rule.maxPages) {
       // Forgotten rather than marked: raising the host's maxPages lets it be found again.
       p.urls.delete(head.url);
       p.stats.urlsKnown--;
@@ -187,7 +187,7 @@ async function dispatchHost(p: Partition, host: string, ctx: ProcessorContext): 
     }
     const { queueKey: _q, ...rest } = urlState;
     p.urls.put(head.url, { ...rest, status: 'inflight' });
-    if (head.both) state.ks = (state.ks ?? 0) + p.options.revisitKnownShare - (head.known ? 1 : 0);
+    if (head.both) state.knownCredit = (state.knownCredit ?? 0) + p.options.revisitKnownShare - (head.known ? 1 : 0);
     emitRequest(p, host, state, head.url, 'page', urlState, 1, ctx);
     // Room for another one alongside it: the host is looked at again in this round.
     if (flying + 1 < maxPerHostFor(p, host) && state.queued > 0) schedule(p, host, now);
@@ -226,7 +226,7 @@ async function nextFromQueue(p: Partition, host: string, state: HostState): Prom
   if (!fresh && !known) return undefined;
   if (!known) return { ...fresh!, known: false, both: false };
   if (!fresh) return { ...known, known: true, both: false };
-  const takeKnown = (state.ks ?? 0) + p.options.revisitKnownShare >= 1 - 1e-9;
+  const takeKnown = (state.knownCredit ?? 0) + p.options.revisitKnownShare >= 1 - 1e-9;
   return takeKnown ? { ...known, known: true, both: true } : { ...fresh, known: false, both: true };
 }
 

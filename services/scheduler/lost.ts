@@ -39,7 +39,7 @@ export async function sweepLost(p: Partition, ctx: ProcessorContext): Promise<nu
       if (u) p.urls.put(lost.url, { ...u, status: 'lost' });
     } else if (lost.kind === 'address') {
       // No answer about the address: go on without it (the fetcher resolves the name itself).
-      state.ia = now;
+      state.addressAskedAt = now;
     } else {
       // robots.txt never answered: treat as unreachable (complete disallow, retry later).
       state.robots = toJSON(rulesForFetchResult({ error: new Error('robots.txt request lost'), nowMs: now, unreachableSinceMs: state.robotsUnreachableSince ?? null }).rules);

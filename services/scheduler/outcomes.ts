@@ -40,7 +40,7 @@ export async function onOutcome(p: Partition, outcome: OutcomeLink, host: string
   p.deadlines.delete(inflight.requestId);
   if (inflight.kind === 'address') {
     // Only the name was resolved: nothing was asked of the server, so no interval runs.
-    state.ia = now;
+    state.addressAskedAt = now;
     p.hosts.put(host, state);
     if (state.queued > 0) schedule(p, host, Math.max(now, state.nextAt));
     return;
@@ -53,7 +53,7 @@ export async function onOutcome(p: Partition, outcome: OutcomeLink, host: string
     // does not exist (for us); its URLs cannot be fetched.
     if (outcome.errorCode !== undefined && UNREACHABLE_HOST_CODES.has(outcome.errorCode)) await dropQueue(p, host, state, 'error', { now, ctx });
   } else {
-    const before = { L: state.pol?.L ?? 0, overloaded: state.ov !== undefined };
+    const before = { L: state.politeness?.L ?? 0, overloaded: state.overload !== undefined };
     countRedirectOutcome(p.stats, outcome);
     await applyPageOutcome(p, outcome, { name: host, state }, now, ctx);
     publishLoad(p, host, state, before);
@@ -63,8 +63,8 @@ export async function onOutcome(p: Partition, outcome: OutcomeLink, host: string
   // topic hops put no load on the server. Kept within [issued + server time, now], so a fetcher
   // clock that is off moves it by at most the frontier hop.
   const endedAt = Math.min(now, Math.max(outcome.fetchedAt, inflight.issuedAt + outcome.fetch.totalMs));
-  const next = afterOutcome(state.pol ?? emptyPoliteness(), outcome, endedAt, p.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {});
-  state.pol = next.state;
+  const next = afterOutcome(state.politeness ?? emptyPoliteness(), outcome, endedAt, p.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {});
+  state.politeness = next.state;
   // An operator's minimum interval for the host (--host-rules) on top of the policy's.
   const minIntervalS = ruleFor(p, host)?.minIntervalS;
   state.nextAt = minIntervalS !== undefined ? Math.max(next.nextAt, endedAt + minIntervalS * 1000) : next.nextAt;
@@ -75,8 +75,8 @@ export async function onOutcome(p: Partition, outcome: OutcomeLink, host: string
 
 /** The host's load report row for the Prometheus board (the incremental archive crawler paper's figures, see `meguri stats hosts`). */
 function publishLoad(p: Partition, host: string, state: HostState, before: { L: number; overloaded: boolean }): void {
-  const row = loadReport(host, state.pol ?? emptyPoliteness(), p.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {});
-  p.board.update({ ...row, overloaded: row.overloaded || state.ov !== undefined, stretch: state.ov?.f ?? 1 }, before, { overloaded: state.ov !== undefined });
+  const row = loadReport(host, state.politeness ?? emptyPoliteness(), p.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {});
+  p.board.update({ ...row, overloaded: row.overloaded || state.overload !== undefined, stretch: state.overload?.factor ?? 1 }, before, { overloaded: state.overload !== undefined });
 }
 
 /**
@@ -143,8 +143,8 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, at: OutcomeH
   if (first) p.stats.uniqueUrlsFetched++;
   // A root that permanently redirects to another host: the host is an alias of it (the incremental archive crawler paper).
   const alias = outcome.result === 'redirect' ? learnedAlias(outcome.url, outcome.status, outcome.location) : undefined;
-  if (alias !== undefined && state.al !== alias) {
-    state.al = alias;
+  if (alias !== undefined && state.alias !== alias) {
+    state.alias = alias;
     p.stats.aliasesLearned = (p.stats.aliasesLearned ?? 0) + 1;
     ctx.logger.info({ host, canonical: alias }, 'host learned as an alias: its links move to the canonical host');
   }
@@ -154,7 +154,7 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, at: OutcomeH
   // A distinct page of its site: a new URL that got an answer from the server (Muraoka et al.'s cap).
   if (first && !document && outcome.result !== 'error') {
     await p.sites.count(siteCapKey(host, p.politeness, siteOf));
-    state.pg = (state.pg ?? 0) + 1;
+    state.distinctPages = (state.distinctPages ?? 0) + 1;
   }
   if (outcome.offLanguage) p.stats.offLanguage = (p.stats.offLanguage ?? 0) + 1;
   if (first && !document && outcome.result === 'ok' && outcome.fingerprint) {

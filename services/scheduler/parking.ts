@@ -8,16 +8,16 @@
 import type { HostState } from './state.ts';
 
 /** Time the host's next request waits for as a retry; 0 when it is not waiting on one. */
-export function retryWaitUntil(state: Pick<HostState, 'robotsParked' | 'robotsDueAt' | 'pol' | 'nextAt'>): number {
+export function retryWaitUntil(state: Pick<HostState, 'robotsParked' | 'robotsDueAt' | 'politeness' | 'nextAt'>): number {
   if (state.robotsParked === true) return state.robotsDueAt ?? Infinity;
-  let until = state.pol?.p ?? 0;
+  let until = state.politeness?.p ?? 0;
   // Consecutive failures: nextAt holds the back-off or the Retry-After, whichever is later.
-  if ((state.pol?.f ?? 0) > 0) until = Math.max(until, state.nextAt);
+  if ((state.politeness?.f ?? 0) > 0) until = Math.max(until, state.nextAt);
   return until;
 }
 
 /** The host counts as parked for `--until-idle`: its retry is more than `idleParkedMs` away. */
-export function parkedForIdle(state: Pick<HostState, 'robotsParked' | 'robotsDueAt' | 'pol' | 'nextAt'>, now: number, idleParkedMs: number): boolean {
+export function parkedForIdle(state: Pick<HostState, 'robotsParked' | 'robotsDueAt' | 'politeness' | 'nextAt'>, now: number, idleParkedMs: number): boolean {
   return retryWaitUntil(state) - now > idleParkedMs;
 }
 

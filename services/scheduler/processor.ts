@@ -117,7 +117,7 @@ export class SchedulerProcessor implements Processor<LinksRecord> {
       const state = value as HostState;
       p.queues.countRestored(state);
       p.parked.track(host, state, now);
-      p.board.load(state.pol?.L ?? 0, state.ov !== undefined);
+      p.board.load(state.politeness?.L ?? 0, state.overload !== undefined);
       for (const inflight of inFlightOf(state)) {
         setDeadline(p, inflight.requestId, host, inflight.issuedAt + options.requestTimeoutMs);
         countIp(p, inflight);

@@ -82,7 +82,7 @@ export async function sweepRevisits(p: Partition, ctx: ProcessorContext): Promis
  * politeness interval allows within `shortTermWindowMs` (the incremental archive crawler paper: one day, split equally).
  */
 function knownCapacity(p: Partition, state: HostState): number {
-  const intervalMs = hostInterval(state.pol ?? emptyPoliteness(), p.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {}).ms;
+  const intervalMs = hostInterval(state.politeness ?? emptyPoliteness(), p.politeness, state.crawlDelayMs !== undefined ? { crawlDelayMs: state.crawlDelayMs } : {}).ms;
   if (!(intervalMs > 0)) return Infinity;
   return Math.max(1, Math.floor((p.options.shortTermWindowMs / intervalMs) * p.options.revisitKnownShare));
 }
@@ -130,10 +130,10 @@ function updateHostMultiplier(p: Partition, hostName: string, host: HostState, a
   const fresh = p.queues.cachedNewCount(hostName) ?? host.queued;
   const share = fresh > 0 ? p.options.revisitKnownShare : 1;
   const capacity = (1000 / allowedMs) * share;
-  const planned = Object.values(host.pol?.lh ?? {}).reduce((n, c) => n + c, 0);
-  const k = hostMultiplierStep(p.revisitRules.goal, host.mk ?? 1, host.pol?.L ?? 0, capacity, 1 / Math.max(1, planned));
-  if (k > 1) host.mk = k;
-  else delete host.mk;
+  const planned = Object.values(host.politeness?.lh ?? {}).reduce((n, c) => n + c, 0);
+  const k = hostMultiplierStep(p.revisitRules.goal, host.revisitFactor ?? 1, host.politeness?.L ?? 0, capacity, 1 / Math.max(1, planned));
+  if (k > 1) host.revisitFactor = k;
+  else delete host.revisitFactor;
 }
 
 /**
@@ -147,9 +147,9 @@ function pooledPrior(p: Partition, host: HostState, before: RevisitState | undef
   if (rules.allocation !== 'goal' || !rules.posterior || !rules.pooled) return undefined;
   const base = logUniformGrid(rules.priorMinS, rules.priorMaxS);
   const own = contribution(after, base);
-  const pool = movePool(host.rp, contribution(before, base), own);
-  if (pool) host.rp = pool;
-  else delete host.rp;
+  const pool = movePool(host.pooledRates, contribution(before, base), own);
+  if (pool) host.pooledRates = pool;
+  else delete host.pooledRates;
   return pooledGrid(pool, base, own);
 }
 
@@ -167,7 +167,7 @@ export function failedRevisit(p: Partition, url: string, u: UrlState, host: Host
   if (gone) {
     const { revisitIntervalMs: _w, nextRevisitAt: _n, ...rest } = u;
     next = { ...rest, status: 'gone', unreachableRevisits: failures };
-    host.pol = changePageInterval(host.pol ?? emptyPoliteness(), u.revisitIntervalMs, undefined);
+    host.politeness = changePageInterval(host.politeness ?? emptyPoliteness(), u.revisitIntervalMs, undefined);
     pooledPrior(p, host, pooledState(u), undefined);
     const change: ChangeRecord = { v: SCHEMA_VERSION, url, time: now, kind: 'gone' };
     ctx.emit('changes', url, change);
@@ -260,23 +260,23 @@ export function trackChange(p: Partition, outcome: OutcomeLink, previous: UrlSta
   const revisit = revisitOf(next);
   const prior = pooledPrior(p, host, pooledState(previous), result === 'gone' ? undefined : pooledState(next));
   if (result !== 'gone' && revisit) {
-    const ctxAlloc = { weight: importanceWeight(p, next), multiplier: host.mk ?? 1, ...(prior ? { prior } : {}) };
+    const ctxAlloc = { weight: importanceWeight(p, next), multiplier: host.revisitFactor ?? 1, ...(prior ? { prior } : {}) };
     const intervalS = result === 'error' ? 86_400 : nextRevisitInterval(revisit, Math.random, p.revisitRules, ctxAlloc).interval;
     intervalMs = Math.round(intervalS * 1000);
     next.revisitIntervalMs = intervalMs;
   } else delete next.revisitIntervalMs;
   // The incremental archive crawler paper's server load index L_i = Σ 1/T_ij, kept incrementally as page intervals change.
-  if (previous?.revisitIntervalMs !== intervalMs) host.pol = changePageInterval(host.pol ?? emptyPoliteness(), previous?.revisitIntervalMs, intervalMs);
+  if (previous?.revisitIntervalMs !== intervalMs) host.politeness = changePageInterval(host.politeness ?? emptyPoliteness(), previous?.revisitIntervalMs, intervalMs);
   if (intervalMs !== undefined) {
     // An overloaded host (1/L_i below its politeness interval) gets its intervals stretched or
     // delayed until the schedule fits (the incremental archive crawler paper's remedies).
-    const allowedMs = hostInterval(host.pol ?? emptyPoliteness(), p.politeness, host.crawlDelayMs !== undefined ? { crawlDelayMs: host.crawlDelayMs } : {}).ms;
-    const remedy = remedyFor(host.pol ?? emptyPoliteness(), allowedMs, p.options.overloadRemedy);
+    const allowedMs = hostInterval(host.politeness ?? emptyPoliteness(), p.politeness, host.crawlDelayMs !== undefined ? { crawlDelayMs: host.crawlDelayMs } : {}).ms;
+    const remedy = remedyFor(host.politeness ?? emptyPoliteness(), allowedMs, p.options.overloadRemedy);
     if (p.revisitRules.allocation === 'goal') updateHostMultiplier(p, at.name, host, allowedMs);
     if (remedy.overloaded) {
       p.stats.overloadedRevisits++;
-      host.ov = { a: allowedMs, k: remedy.remedy, f: remedy.factor, d: remedy.delayMs };
-    } else delete host.ov;
+      host.overload = { allowedIntervalMs: allowedMs, remedy: remedy.remedy, factor: remedy.factor, delayMs: remedy.delayMs };
+    } else delete host.overload;
     nextVisitAt = now + (result === 'error' ? intervalMs : applyRemedy(intervalMs, remedy));
     next.nextRevisitAt = nextVisitAt;
     // The key holds the URL; the value stays empty (one copy of the URL fewer per known page).

@@ -10,7 +10,7 @@ import { HostLoadBoard, registerHostLoadMetrics } from './load-metrics.ts';
 import { registerCrawlMetrics } from './crawl-metrics.ts';
 import { CrawlProgress } from './progress.ts';
 import { IpSlots } from './ip-slots.ts';
-import { withStateCodecs } from './state.ts';
+import { withStateCodecs } from './state-codec.ts';
 
 export function schedulerService(input: SchedulerOptionsInput = {}, extras: SchedulerExtras = {}): ServiceDefinition<LinksRecord, TopicRecords> {
   const options = schedulerOptionsSchema.parse(input);

@@ -124,8 +124,8 @@ export function hintFields(hints: LinkHints | undefined): Pick<UrlState, 'sitema
  * sources, once per host. Sent as links to whichever partition owns each sitemap's host.
  */
 export function registerSitemaps(p: Partition, state: HostState, listed: readonly string[], robotsUrl: string, ctx: ProcessorContext): void {
-  if (!p.options.sitemaps || state.sm) return;
-  state.sm = 1;
+  if (!p.options.sitemaps || state.sitemapsKnown) return;
+  state.sitemapsKnown = true;
   const origin = new URL(robotsUrl).origin;
   const urls: string[] = [];
   for (const raw of listed) {

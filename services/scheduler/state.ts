@@ -5,13 +5,13 @@ import type { RevisitState } from '../revisit/estimator.ts';
 import type { RedirectHop } from '../../schemas/frontier.ts';
 import type { RedirectCounters } from './redirects.ts';
 import { REDIRECT_QUEUE_BOOST } from './redirects.ts';
-import type { StoreCodec } from '../runtime/index.ts';
 
 /**
- * What the scheduler keeps per URL and per host in its partition's stores. A URL record is read
- * and written under the names below; on disk (RocksDB, changelogs) each field has a key of one or
- * two letters (URL_KEYS), because there is one record per known URL and bytes per URL matter at
- * 10^8 URLs. urlStateCodec converts between the two, so the stored format is the one it always was.
+ * What the scheduler keeps per URL and per host in its partition's stores. The logic reads and
+ * writes the records under the names below; on disk (RocksDB, changelogs) many fields have a key
+ * of one or two letters, because there is one record per known URL and bytes per URL matter at
+ * 10^8 URLs. The stores' codecs (state-codec.ts) convert between the two, so the stored format is
+ * the one it always was.
  */
 
 /** capped: not fetched, its site at its page cap; trap: not fetched, its URL template proved a trap */
@@ -77,69 +77,6 @@ export interface UrlState {
   changeFreq?: 'always' | 'hourly' | 'daily' | 'weekly' | 'monthly' | 'yearly' | 'never';
 }
 
-/** The key each field of a URL record has on disk. A new field needs one here (the type checks it). */
-export const URL_KEYS = {
-  status: 'st',
-  depth: 'd',
-  cgiHops: 'c',
-  score: 's',
-  queueKey: 'q',
-  lastFetchAt: 'f',
-  httpStatus: 'h',
-  md5: 'm',
-  etag: 'e',
-  lastModified: 'l',
-  fingerprint: 'p',
-  paragraphHashes: 'tp',
-  paragraphCount: 'tn',
-  estimator: 'r',
-  nextRevisitAt: 'n',
-  revisitIntervalMs: 'w',
-  queuedAsRevisit: 'v',
-  scoreToPass: 'y',
-  unreachableRevisits: 'x',
-  retries: 't',
-  redirectChain: 'rc',
-  startSite: 'o',
-  source: 'k',
-  sitemapPriority: 'a',
-  listedModifiedAt: 'lm',
-  changeFreq: 'cf',
-} as const satisfies { readonly [F in keyof Required<UrlState>]: string };
-
-const URL_FIELDS = new Map<string, string>(Object.entries(URL_KEYS).map(([field, key]) => [key, field]));
-
-/** A URL record as it is stored: short keys; `queuedAsRevisit` as 1. Unknown fields are kept as they are. */
-export function encodeUrlState(u: UrlState): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const keys: Readonly<Record<string, string>> = URL_KEYS;
-  for (const field in u) {
-    const value = (u as unknown as Record<string, unknown>)[field];
-    if (value === undefined) continue;
-    out[keys[field] ?? field] = field === 'queuedAsRevisit' ? 1 : value;
-  }
-  return out;
-}
-
-/** A stored URL record under its fields' names. */
-export function decodeUrlState(stored: unknown): UrlState {
-  if (stored === null || typeof stored !== 'object') throw new TypeError(`a stored URL record is an object, not ${JSON.stringify(stored)}`);
-  const out: Record<string, unknown> = {};
-  for (const key in stored) {
-    const field = URL_FIELDS.get(key) ?? key;
-    out[field] = field === 'queuedAsRevisit' ? true : (stored as Record<string, unknown>)[key];
-  }
-  return out as unknown as UrlState;
-}
-
-/** The `urls` store's codec: the logic reads fields by name, the disk keeps the short keys. */
-export const urlStateCodec: StoreCodec<UrlState> = { encode: encodeUrlState, decode: decodeUrlState };
-
-/** The scheduler's stores as a task opens them: `urls` through urlStateCodec. */
-export function withStateCodecs<S extends { readonly name: string }>(stores: readonly S[]): (S & { codec?: StoreCodec<unknown> })[] {
-  return stores.map((s) => (s.name === 'urls' ? { ...s, codec: urlStateCodec as StoreCodec<unknown> } : s));
-}
-
 export interface InFlight {
   requestId: string;
   url: string;
@@ -149,6 +86,14 @@ export interface InFlight {
   attempt: number;
   /** server IP the request counts against in the per-IP cap */
   ip?: string;
+}
+
+/** A host's overload while it lasts (the revisit scheduler's remedy, services/scheduler/revisits.ts). */
+export interface HostOverload {
+  allowedIntervalMs: number;
+  remedy: OverloadRemedy;
+  factor: number;
+  delayMs: number;
 }
 
 export interface HostState {
@@ -177,28 +122,28 @@ export interface HostState {
   /** server IP from the last outcome: frontier records are keyed by it, so one fetcher owns each IP */
   ip?: string;
   /** when the host's address was asked for (learnAddressFirst); set once, answered or not */
-  ia?: number;
+  addressAskedAt?: number;
   /** politeness policy state: recent requests, back-off, parking, suspension, load */
-  pol?: PolitenessState;
+  politeness?: PolitenessState;
   /** credit of known (revisit) URLs in the new/known split of the host's requests */
-  ks?: number;
+  knownCredit?: number;
   /** learned alias: the origin this host's root permanently redirects to; its links move there */
-  al?: string;
+  alias?: string;
   /** distinct pages fetched: new URLs the server answered (a host rule's maxPages) */
-  pg?: number;
+  distinctPages?: number;
   /** new URLs of the host skipped by a URL template's budget or trap verdict (`templateSkipped`) */
-  tk?: number;
+  templateSkipped?: number;
   /** set while the host is overloaded: allowed interval (ms), remedy, its factor and delay (ms) */
-  ov?: { a: number; k: OverloadRemedy; f: number; d: number };
+  overload?: HostOverload;
   /** the host's sitemaps were registered as sources (after its first robots.txt) */
-  sm?: 1;
+  sitemapsKnown?: true;
   /** revisit goal: the host's multiplier factor k (μ = k·μ0), above 1 while its revisit budget binds */
-  mk?: number;
+  revisitFactor?: number;
   /**
    * revisit goal: the host's pooled change-rate evidence (services/revisit/pooled.ts), a histogram
    * over log-rate bins of its pages' posteriors; absent in older records (the base prior then)
    */
-  rp?: number[];
+  pooledRates?: number[];
 }
 
 /** Every request in flight to the host, oldest first. */

@@ -9,7 +9,8 @@ import { partitionForKey } from '../../services/runtime/partitioner.ts';
 import type { KafkaTransport } from '../../services/runtime/kafka/kafka-transport.ts';
 import type { OutRecord } from '../../services/runtime/transport.ts';
 import { changelogTopicName } from '../../topology/index.ts';
-import { emptyStats, encodeUrlState, packRevisit, revisitKey, STATS_KEY } from '../../services/scheduler/state.ts';
+import { emptyStats, packRevisit, revisitKey, STATS_KEY } from '../../services/scheduler/state.ts';
+import { encodeHostState, encodeUrlState } from '../../services/scheduler/state-codec.ts';
 import type { HostState, UrlState } from '../../services/scheduler/state.ts';
 import { initialState } from '../../services/revisit/estimator.ts';
 import { emptyPoliteness } from '../../services/scheduler/politeness/index.ts';
@@ -80,8 +81,8 @@ export async function prefillSchedulerState(transport: KafkaTransport, o: Prefil
       await push({ topic: topic('queues'), partition: p, key: revisitKey(due, url), value: empty });
     }
     for (const host of hosts) {
-      const state: HostState = { queued: 0, fetched: perHost, nextAt: 0, scheme: 'http', robots, robotsDueAt: now + YEAR_MS, pol: emptyPoliteness() };
-      await push({ topic: topic('hosts'), partition: p, key: host, value: Buffer.from(JSON.stringify(state), 'utf8') });
+      const state: HostState = { queued: 0, fetched: perHost, nextAt: 0, scheme: 'http', robots, robotsDueAt: now + YEAR_MS, politeness: emptyPoliteness() };
+      await push({ topic: topic('hosts'), partition: p, key: host, value: Buffer.from(JSON.stringify(encodeHostState(state)), 'utf8') });
     }
     const stats = { ...emptyStats(), seq: 1, urlsKnown: o.urlsPerPartition, hosts: hosts.length };
     await push({ topic: topic('hosts'), partition: p, key: STATS_KEY, value: Buffer.from(JSON.stringify(stats), 'utf8') }, true);

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { URL_KEYS, decodeUrlState, encodeUrlState, urlStateCodec } from '../../services/scheduler/state.ts';
+import { HOST_KEYS, URL_KEYS, decodeHostState, decodeUrlState, encodeHostState, encodeUrlState, hostStateCodec, urlStateCodec } from '../../services/scheduler/state-codec.ts';
+import { STATS_KEY } from '../../services/scheduler/state.ts';
 import type { UrlState } from '../../services/scheduler/state.ts';
 
 /** A URL record as the scheduler has always written it (the on-disk format the codec must keep). */
@@ -53,4 +54,32 @@ test('encoding drops absent fields and keeps unknown ones as they are', () => {
   const newer = decodeUrlState({ st: 'done', d: 0, c: 0, s: 1, zz: 3 });
   assert.deepEqual(encodeUrlState(newer), { st: 'done', d: 0, c: 0, s: 1, zz: 3 });
   assert.throws(() => decodeUrlState('done'), /stored URL record is an object/);
+});
+
+test('a stored host record reads by name, its overload too; the partition counters pass as they are', () => {
+  const stored = {
+    queued: 3,
+    fetched: 10,
+    nextAt: 5,
+    ia: 1,
+    pol: { b: [], t: [], x: 0, f: 0, n: 0 },
+    ks: 0.5,
+    al: 'https://b.test',
+    pg: 9,
+    tk: 2,
+    ov: { a: 60_000, k: 'stretch', f: 2, d: 0 },
+    sm: 1,
+    mk: 1.5,
+    rp: [1, 2, 3],
+  };
+  const h = decodeHostState(JSON.parse(JSON.stringify(stored)));
+  assert.equal(h.sitemapsKnown, true);
+  assert.deepEqual(h.overload, { allowedIntervalMs: 60_000, remedy: 'stretch', factor: 2, delayMs: 0 });
+  assert.equal(h.distinctPages, 9);
+  assert.deepEqual(h.politeness, stored.pol);
+  assert.deepEqual(encodeHostState(h), stored);
+  for (const key of Object.keys(HOST_KEYS)) assert.equal(key in stored, false);
+  const stats = { pagesFetched: 4, seq: 9 };
+  assert.deepEqual(hostStateCodec.decode(stats, STATS_KEY), stats);
+  assert.deepEqual(hostStateCodec.encode(stats, STATS_KEY), stats);
 });
