@@ -314,7 +314,7 @@ function queueNew(
   const urgent = isUrgent(source, hints);
   const q = queueKey(host, urgent ? REDIRECT_QUEUE_BOOST + score : queueScore(score, redirect), p.stats.seq++, redirect || urgent ? 0 : round);
   p.queues.enqueue(host, state, q, url);
-  p.urls.put(url, { status: 'queued', depth: depth, cgiHops: cgiHops, score: score, queueKey: q, ...(redirect ? { redirectChain: redirect } : {}), ...(startSite !== undefined ? { startSite: startSite } : {}), ...(source ? { source: source } : {}), ...hintFields(hints) });
+  p.urls.put(url, { status: 'queued', depth, cgiHops, score, queueKey: q, ...(redirect ? { redirectChain: redirect } : {}), ...(startSite !== undefined ? { startSite } : {}), ...(source ? { source } : {}), ...hintFields(hints) });
   if (redirect) p.stats.redirectTargetsQueued = (p.stats.redirectTargetsQueued ?? 0) + 1;
   countDiscovery(p, hints);
   p.stats.urlsKnown++;

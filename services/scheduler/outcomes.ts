@@ -94,7 +94,7 @@ async function dropQueue(p: Partition, host: string, state: HostState, status: '
         failedRevisit(p, url, rest, state, dead.now, dead.ctx);
         continue;
       }
-      p.urls.put(url, { ...rest, status: status });
+      p.urls.put(url, { ...rest, status });
       p.stats.errors++;
     }
   }
@@ -172,7 +172,7 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, at: OutcomeH
   const etag = outcome.validators?.etag ?? (notModified ? u?.etag : undefined);
   const lastModified = outcome.validators?.lastModified ?? (notModified ? u?.lastModified : undefined);
   const next: UrlState = {
-    status: status,
+    status,
     depth: u?.depth ?? 0,
     cgiHops: u?.cgiHops ?? 0,
     score: noteScore(p, roundScore((u?.score ?? 0) + 1)),
@@ -180,10 +180,10 @@ async function applyPageOutcome(p: Partition, outcome: OutcomeLink, at: OutcomeH
     httpStatus: outcome.status,
     ...(outcome.md5 ? { md5: packMd5(outcome.md5) } : u?.md5 ? { md5: u.md5 } : {}),
     ...(outcome.fingerprint ? { fingerprint: outcome.fingerprint } : u?.fingerprint ? { fingerprint: u.fingerprint } : {}),
-    ...(etag ? { etag: etag } : {}),
+    ...(etag ? { etag } : {}),
     // With an ETag, If-None-Match decides and If-Modified-Since is ignored (RFC 9110 13.1.3):
     // Last-Modified is kept only for servers without ETags (fewer bytes per known URL).
-    ...(!etag && lastModified ? { lastModified: lastModified } : {}),
+    ...(!etag && lastModified ? { lastModified } : {}),
     ...(u?.estimator ? { estimator: u.estimator } : {}),
     ...(u?.startSite !== undefined ? { startSite: u.startSite } : {}),
     ...(u?.source ? { source: u.source } : {}),
