@@ -212,12 +212,7 @@ const byLength = (a, b) => expectedSeconds(b) - expectedSeconds(a);
 // fresh-clone run at 4abfc2d). A second waiting lane bought nothing: the suite is bound by the two
 // cores (965–1,270 CPU seconds of test processes beside 225–350 of the brokers on this shared
 // machine, as its load varies; kafka.sh prints each broker JVM's CPU when it stops it).
-// faults-cluster and faults-broker wait on brokers stopping, starting and electing (43 % and 37 % of a
-// core at b902e63): in this lane they leave the two lanes' cores to files that compute, and the two
-// lanes take what is left of this lane's files once out of their own.
 const WAITING = new Set([
-  'test/e2e/faults-cluster.test.ts',
-  'test/e2e/faults-broker.test.ts',
   'test/e2e/until-idle.test.ts',
   'test/e2e/host-rules.test.ts',
   'test/pipeline/kafka-delivery.test.ts',
